@@ -1,0 +1,1 @@
+"""Berth: a Kubernetes scheduling control plane."""

@@ -1,0 +1,1 @@
+"""Controllers: reconcilers that watch the store and write status (simulated kubelet, ...)."""

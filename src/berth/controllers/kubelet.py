@@ -1,0 +1,175 @@
+"""A simulated kubelet: bound pods start, run, finish, and terminate gracefully.
+
+A pod bound to a node becomes Running and Ready after its ``berth.dev/startup`` annotation
+(default 0s), and Succeeded after ``berth.dev/duration`` if present. A pod marked for deletion is
+removed when its grace period ends. Every change is a status write to the store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+from berth.api.wellknown import ANNOTATION_DURATION, ANNOTATION_STARTUP, parse_duration
+
+POD_KEY = ("", "Pod")
+
+
+class KubeletStore(Protocol):
+    """The store operations the kubelet uses."""
+
+    def get(self, key: tuple[str, str], namespace: str, name: str) -> dict[str, Any]: ...
+
+    def update_status(self, obj: dict[str, Any]) -> dict[str, Any]: ...
+
+    def delete(
+        self, key: tuple[str, str], namespace: str, name: str, *, grace_period_seconds: int | None = None
+    ) -> Any: ...
+
+    def timestamp(self, at: float | None = None) -> str: ...
+
+
+class KubeletClock(Protocol):
+    """The clock operations the kubelet uses."""
+
+    def now(self) -> float: ...
+
+    def call_at(self, when: float, fn: Callable[[], None], priority: int = 0) -> Any: ...
+
+
+class SimKubelet:
+    """Runs pods on every node of the store, on timers."""
+
+    def __init__(self, store: KubeletStore, clock: KubeletClock, *, is_not_found: Callable[[Exception], bool]) -> None:
+        self.store = store
+        self.clock = clock
+        self._is_not_found = is_not_found
+        self._started: set[str] = set()  # uids whose start was scheduled
+        self._finishing: set[str] = set()
+        self._terminating: set[str] = set()
+
+    def handle_event(self, type_: str, obj: Mapping[str, Any]) -> None:
+        """React to a Pod change."""
+        if obj.get("kind") != "Pod":
+            return
+        meta = obj["metadata"]
+        uid = meta.get("uid", "")
+        if type_ == "DELETED":
+            self._started.discard(uid)
+            self._finishing.discard(uid)
+            self._terminating.discard(uid)
+            return
+        spec = obj.get("spec") or {}
+        node = spec.get("nodeName")
+        if not node:
+            return
+        ns, name = meta.get("namespace", "default"), meta["name"]
+        deletion = meta.get("deletionTimestamp")
+        if deletion:
+            if uid not in self._terminating:
+                self._terminating.add(uid)
+                grace = meta.get("deletionGracePeriodSeconds")
+                when = self.clock.now() + float(grace if grace is not None else 0)
+                self.clock.call_at(when, lambda: self._remove(ns, name, uid), 5)
+            return
+        phase = (obj.get("status") or {}).get("phase")
+        if phase in ("Succeeded", "Failed"):
+            return
+        annotations = meta.get("annotations") or {}
+        if uid not in self._started and phase != "Running":
+            self._started.add(uid)
+            startup = parse_duration(annotations.get(ANNOTATION_STARTUP, "0s"))
+            self.clock.call_at(self.clock.now() + startup, lambda: self._start(ns, name, uid), 3)
+        elif phase == "Running" and uid not in self._finishing and ANNOTATION_DURATION in annotations:
+            self._finishing.add(uid)
+            started = self.clock.now()
+            duration = parse_duration(annotations[ANNOTATION_DURATION])
+            self.clock.call_at(started + duration, lambda: self._finish(ns, name, uid), 4)
+
+    def _current(self, ns: str, name: str, uid: str) -> dict[str, Any] | None:
+        try:
+            pod = self.store.get(POD_KEY, ns, name)
+        except Exception as e:
+            if self._is_not_found(e):
+                return None
+            raise
+        if pod["metadata"].get("uid") != uid:
+            return None
+        return pod
+
+    def _start(self, ns: str, name: str, uid: str) -> None:
+        pod = self._current(ns, name, uid)
+        if pod is None or pod["metadata"].get("deletionTimestamp"):
+            return
+        now = self.store.timestamp()
+        status = dict(pod.get("status") or {})
+        conditions = [c for c in status.get("conditions") or [] if c.get("type") == "PodScheduled"]
+        for t in ("Initialized", "Ready", "ContainersReady"):
+            conditions.append({"type": t, "status": "True", "lastProbeTime": None, "lastTransitionTime": now})
+        status.update(
+            phase="Running",
+            conditions=_ordered_conditions(conditions),
+            startTime=status.get("startTime") or now,
+            containerStatuses=[
+                {
+                    "name": c.get("name", ""),
+                    "image": c.get("image", ""),
+                    "ready": True,
+                    "started": True,
+                    "restartCount": 0,
+                    "state": {"running": {"startedAt": now}},
+                }
+                for c in (pod.get("spec") or {}).get("containers") or []
+            ],
+        )
+        self.store.update_status({**pod, "status": status})
+
+    def _finish(self, ns: str, name: str, uid: str) -> None:
+        pod = self._current(ns, name, uid)
+        if pod is None or pod["metadata"].get("deletionTimestamp"):
+            return
+        now = self.store.timestamp()
+        status = dict(pod.get("status") or {})
+        conditions = []
+        for c in status.get("conditions") or []:
+            if c.get("type") in ("Ready", "ContainersReady"):
+                c = {**c, "status": "False", "reason": "PodCompleted", "lastTransitionTime": now}
+            conditions.append(c)
+        status.update(
+            phase="Succeeded",
+            conditions=conditions,
+            containerStatuses=[
+                {
+                    **cs,
+                    "ready": False,
+                    "started": False,
+                    "state": {
+                        "terminated": {
+                            "exitCode": 0,
+                            "reason": "Completed",
+                            "startedAt": (cs.get("state") or {}).get("running", {}).get("startedAt"),
+                            "finishedAt": now,
+                        }
+                    },
+                }
+                for cs in status.get("containerStatuses") or []
+            ],
+        )
+        self.store.update_status({**pod, "status": status})
+
+    def _remove(self, ns: str, name: str, uid: str) -> None:
+        pod = self._current(ns, name, uid)
+        if pod is None:
+            return
+        try:
+            self.store.delete(POD_KEY, ns, name, grace_period_seconds=0)
+        except Exception as e:
+            if not self._is_not_found(e):
+                raise
+
+
+_ORDER = {"Initialized": 0, "Ready": 1, "ContainersReady": 2, "PodScheduled": 3}
+
+
+def _ordered_conditions(conditions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return sorted(conditions, key=lambda c: _ORDER.get(c.get("type", ""), 9))

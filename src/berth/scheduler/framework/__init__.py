@@ -1,0 +1,44 @@
+"""The Scheduling Framework: plugin contract, statuses, cycle state, node table, profiles and runtime."""
+
+from berth.scheduler.framework.config import ConfigError, SchedulerConfig, parse_config
+from berth.scheduler.framework.cycle_state import CycleState
+from berth.scheduler.framework.nodetable import NodeInfo, NodeTable
+from berth.scheduler.framework.plugin import (
+    MAX_NODE_SCORE,
+    ClusterEvent,
+    Handle,
+    NodeStatusMap,
+    PostFilterResult,
+    PreFilterResult,
+    Verdicts,
+    default_normalize,
+)
+from berth.scheduler.framework.podinfo import PodInfo
+from berth.scheduler.framework.registry import Registry
+from berth.scheduler.framework.runtime import FilterOutcome, Framework, ScoreOutcome
+from berth.scheduler.framework.status import Code, PluginError, Status
+
+__all__ = [
+    "MAX_NODE_SCORE",
+    "ClusterEvent",
+    "Code",
+    "ConfigError",
+    "CycleState",
+    "FilterOutcome",
+    "Framework",
+    "Handle",
+    "NodeInfo",
+    "NodeStatusMap",
+    "NodeTable",
+    "PluginError",
+    "PodInfo",
+    "PostFilterResult",
+    "PreFilterResult",
+    "Registry",
+    "SchedulerConfig",
+    "ScoreOutcome",
+    "Status",
+    "Verdicts",
+    "default_normalize",
+    "parse_config",
+]

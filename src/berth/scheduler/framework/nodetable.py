@@ -1,0 +1,302 @@
+"""The columnar cluster view: one row per node, one numpy column per resource.
+
+The scheduler cache owns one NodeTable and updates its rows in place as nodes and pods come and go;
+a scheduling cycle reads the columns directly. ``NodeInfo`` is a thin view of one row for plugins
+that work node by node.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from berth.api.resources import node_allocatable
+from berth.api.taints import Taint, parse_taints
+from berth.scheduler.framework.podinfo import PodInfo
+
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+CPU = "cpu"
+MEMORY = "memory"
+PODS = "pods"
+EPHEMERAL_STORAGE = "ephemeral-storage"
+BASE_RESOURCES = (CPU, MEMORY, EPHEMERAL_STORAGE, PODS)
+
+Port = tuple[str, str, int]
+
+
+class LabelColumn:
+    """Node labels of one key as integer codes (-1 where a node lacks the key) plus the value vocabulary."""
+
+    __slots__ = ("codes", "vocab")
+
+    def __init__(self, codes: npt.NDArray[np.int32], vocab: dict[str, int]) -> None:
+        self.codes = codes
+        self.vocab = vocab
+
+    def mask_in(self, values: tuple[str, ...] | list[str]) -> BoolArray:
+        """Nodes whose value for this key is one of ``values``."""
+        ids = [self.vocab[v] for v in values if v in self.vocab]
+        if not ids:
+            return np.zeros(len(self.codes), dtype=np.bool_)
+        if len(ids) == 1:
+            return self.codes == ids[0]
+        return np.isin(self.codes, ids)
+
+    def mask_exists(self) -> BoolArray:
+        """Nodes that carry this key."""
+        return self.codes >= 0
+
+
+class NodeTable:
+    """Structure of arrays over all nodes, updated in place by the cache."""
+
+    def __init__(self, capacity: int = 64) -> None:
+        self._cap = capacity
+        self.size = 0
+        self.generation = 0
+        self.names: list[str] = []
+        self.index: dict[str, int] = {}
+        self.nodes: list[Mapping[str, Any]] = []
+        self.labels: list[Mapping[str, str]] = []
+        self.taints: list[tuple[Taint, ...]] = []
+        self.ports: list[dict[Port, int]] = []
+        self.pods: list[dict[str, PodInfo]] = []
+        self.allocatable: dict[str, IntArray] = {}
+        self.requested: dict[str, IntArray] = {}
+        self.nonzero_cpu: IntArray = np.zeros(capacity, dtype=np.int64)
+        self.nonzero_memory: IntArray = np.zeros(capacity, dtype=np.int64)
+        self.pod_count: IntArray = np.zeros(capacity, dtype=np.int64)
+        self.unschedulable: BoolArray = np.zeros(capacity, dtype=np.bool_)
+        self.has_taints: BoolArray = np.zeros(capacity, dtype=np.bool_)
+        self._label_columns: dict[str, LabelColumn] = {}
+        for r in BASE_RESOURCES:
+            self.ensure_resource(r)
+
+    # ----- columns -------------------------------------------------------------------------
+    def ensure_resource(self, resource: str) -> None:
+        """Add a zero column for ``resource`` if the table does not have one."""
+        if resource not in self.allocatable:
+            self.allocatable[resource] = np.zeros(self._cap, dtype=np.int64)
+            self.requested[resource] = np.zeros(self._cap, dtype=np.int64)
+
+    def alloc(self, resource: str) -> IntArray:
+        """Allocatable of ``resource`` for the live rows (zeros if unknown)."""
+        col = self.allocatable.get(resource)
+        if col is None:
+            return np.zeros(self.size, dtype=np.int64)
+        return col[: self.size]
+
+    def req(self, resource: str) -> IntArray:
+        """Requested amount of ``resource`` for the live rows (zeros if unknown)."""
+        col = self.requested.get(resource)
+        if col is None:
+            return np.zeros(self.size, dtype=np.int64)
+        return col[: self.size]
+
+    def label_column(self, key: str) -> LabelColumn:
+        """The integer-coded column of label ``key`` (built lazily, rebuilt after label changes)."""
+        col = self._label_columns.get(key)
+        if col is None:
+            vocab: dict[str, int] = {}
+            codes = np.full(self.size, -1, dtype=np.int32)
+            for i, labels in enumerate(self.labels):
+                v = labels.get(key)
+                if v is not None:
+                    codes[i] = vocab.setdefault(v, len(vocab))
+            col = LabelColumn(codes, vocab)
+            self._label_columns[key] = col
+        return col
+
+    def _grow(self) -> None:
+        new_cap = self._cap * 2
+
+        def grow(a: Any) -> Any:
+            out = np.zeros(new_cap, dtype=a.dtype)
+            out[: self._cap] = a
+            return out
+
+        for r in list(self.allocatable):
+            self.allocatable[r] = grow(self.allocatable[r])
+            self.requested[r] = grow(self.requested[r])
+        self.nonzero_cpu = grow(self.nonzero_cpu)
+        self.nonzero_memory = grow(self.nonzero_memory)
+        self.pod_count = grow(self.pod_count)
+        self.unschedulable = grow(self.unschedulable)
+        self.has_taints = grow(self.has_taints)
+        self._cap = new_cap
+
+    # ----- nodes ---------------------------------------------------------------------------
+    def set_node(self, node: Mapping[str, Any]) -> int:
+        """Add or update the row of ``node``; returns its row index."""
+        name = node["metadata"]["name"]
+        i = self.index.get(name)
+        is_new = i is None
+        if i is None:
+            if self.size == self._cap:
+                self._grow()
+            i = self.size
+            self.size += 1
+            self.index[name] = i
+            self.names.append(name)
+            self.nodes.append(node)
+            self.labels.append({})
+            self.taints.append(())
+            self.ports.append({})
+            self.pods.append({})
+        self.nodes[i] = node
+        labels = (node.get("metadata") or {}).get("labels") or {}
+        if is_new or labels != self.labels[i]:
+            self._label_columns.clear()
+        self.labels[i] = labels
+        spec = node.get("spec") or {}
+        self.taints[i] = parse_taints(spec.get("taints"))
+        self.has_taints[i] = bool(self.taints[i])
+        self.unschedulable[i] = bool(spec.get("unschedulable"))
+        alloc = node_allocatable(node)
+        for r in alloc:
+            self.ensure_resource(r)
+        for r, col in self.allocatable.items():
+            col[i] = alloc.get(r, 0)
+        self.generation += 1
+        return i
+
+    def remove_node(self, name: str) -> None:
+        """Drop the row of node ``name`` (rows after it move up by one)."""
+        i = self.index.pop(name, None)
+        if i is None:
+            return
+        last = self.size - 1
+        for arrs in (self.allocatable, self.requested):
+            for col in arrs.values():
+                col[i:last] = col[i + 1 : last + 1]
+                col[last] = 0
+        for a in (self.nonzero_cpu, self.nonzero_memory, self.pod_count, self.unschedulable, self.has_taints):
+            a[i:last] = a[i + 1 : last + 1]
+            a[last] = 0
+        for lst in (self.names, self.nodes, self.labels, self.taints, self.ports, self.pods):
+            del lst[i]
+        self.size = last
+        for j in range(i, last):
+            self.index[self.names[j]] = j
+        self._label_columns.clear()
+        self.generation += 1
+
+    # ----- pods ----------------------------------------------------------------------------
+    def add_pod(self, i: int, pod: PodInfo) -> None:
+        """Count ``pod`` on row ``i``."""
+        self.pods[i][pod.uid] = pod
+        self._account(i, pod, 1)
+
+    def remove_pod(self, i: int, pod: PodInfo) -> None:
+        """Stop counting ``pod`` on row ``i``."""
+        if self.pods[i].pop(pod.uid, None) is not None:
+            self._account(i, pod, -1)
+
+    def _account(self, i: int, pod: PodInfo, sign: int) -> None:
+        for r, v in pod.requests.items():
+            col = self.requested.get(r)
+            if col is None:
+                self.ensure_resource(r)
+                col = self.requested[r]
+            col[i] += sign * v
+        self.nonzero_cpu[i] += sign * pod.nonzero_cpu
+        self.nonzero_memory[i] += sign * pod.nonzero_memory
+        self.pod_count[i] += sign
+        if pod.host_ports:
+            ports = self.ports[i]
+            for p in pod.host_ports:
+                n = ports.get(p, 0) + sign
+                if n > 0:
+                    ports[p] = n
+                else:
+                    ports.pop(p, None)
+        self.generation += 1
+
+    # ----- views ---------------------------------------------------------------------------
+    def info(self, i: int) -> NodeInfo:
+        """A NodeInfo view of row ``i``."""
+        return NodeInfo(self, i)
+
+    def __iter__(self) -> Iterator[NodeInfo]:
+        return (NodeInfo(self, i) for i in range(self.size))
+
+    def __len__(self) -> int:
+        return self.size
+
+
+class NodeInfo:
+    """A thin view of one NodeTable row: the node object, its labels, taints, resources and pods."""
+
+    __slots__ = ("index", "table")
+
+    def __init__(self, table: NodeTable, index: int) -> None:
+        self.table = table
+        self.index = index
+
+    @property
+    def name(self) -> str:
+        """The node's name."""
+        return self.table.names[self.index]
+
+    @property
+    def node(self) -> Mapping[str, Any]:
+        """The node object (wire form, read-only)."""
+        return self.table.nodes[self.index]
+
+    @property
+    def labels(self) -> Mapping[str, str]:
+        """The node's labels."""
+        return self.table.labels[self.index]
+
+    @property
+    def taints(self) -> tuple[Taint, ...]:
+        """The node's taints."""
+        return self.table.taints[self.index]
+
+    @property
+    def unschedulable(self) -> bool:
+        """Whether spec.unschedulable is set."""
+        return bool(self.table.unschedulable[self.index])
+
+    @property
+    def pods(self) -> Mapping[str, PodInfo]:
+        """Pods counted on the node (bound and assumed), by uid."""
+        return self.table.pods[self.index]
+
+    @property
+    def used_ports(self) -> Mapping[Port, int]:
+        """Host ports in use on the node with their use counts."""
+        return self.table.ports[self.index]
+
+    @property
+    def pod_count(self) -> int:
+        """Number of pods counted on the node."""
+        return int(self.table.pod_count[self.index])
+
+    def allocatable(self, resource: str) -> int:
+        """Allocatable amount of ``resource`` (milli for cpu)."""
+        col = self.table.allocatable.get(resource)
+        return 0 if col is None else int(col[self.index])
+
+    def requested(self, resource: str) -> int:
+        """Requested amount of ``resource`` by the pods on the node (milli for cpu)."""
+        col = self.table.requested.get(resource)
+        return 0 if col is None else int(col[self.index])
+
+    @property
+    def nonzero_cpu(self) -> int:
+        """Requested milli-cpu with kube's non-zero defaults (for scoring)."""
+        return int(self.table.nonzero_cpu[self.index])
+
+    @property
+    def nonzero_memory(self) -> int:
+        """Requested memory with kube's non-zero defaults (for scoring)."""
+        return int(self.table.nonzero_memory[self.index])
+
+    def __repr__(self) -> str:
+        return f"NodeInfo({self.name})"

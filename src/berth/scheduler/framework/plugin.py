@@ -1,0 +1,353 @@
+"""The plugin contract: one small protocol per extension point, plus the handle plugins receive.
+
+A plugin is any object with a ``name`` and the methods of the extension points it takes part in.
+Filter and Score plugins may also offer a batched form over the whole NodeTable
+(``filter_nodes`` / ``score_nodes``); the runtime prefers it, and it must agree with the per-node form.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from berth.scheduler.framework.cycle_state import CycleState
+from berth.scheduler.framework.nodetable import BoolArray, IntArray, NodeInfo, NodeTable
+from berth.scheduler.framework.podinfo import PodInfo
+from berth.scheduler.framework.status import Code, Status
+
+MAX_NODE_SCORE = 100
+MIN_NODE_SCORE = 0
+
+
+class Verdicts:
+    """Filter results over all rows of a NodeTable.
+
+    ``passed[i]`` says whether row i passed. For failed rows, ``codes[i]`` indexes ``statuses``
+    (``codes`` None means every failed row has ``statuses[0]``).
+    """
+
+    __slots__ = ("codes", "passed", "statuses")
+
+    def __init__(
+        self, passed: BoolArray, statuses: Sequence[Status] = (), codes: IntArray | None = None
+    ) -> None:
+        self.passed = passed
+        self.statuses = statuses
+        self.codes = codes
+
+    @classmethod
+    def all_pass(cls, n: int) -> Verdicts:
+        """Every row passes."""
+        return cls(np.ones(n, dtype=np.bool_))
+
+    @classmethod
+    def single(cls, passed: BoolArray, status: Status) -> Verdicts:
+        """Rows that fail all fail with ``status``."""
+        return cls(passed, (status,))
+
+    def status_of(self, i: int) -> Status:
+        """The status of row ``i``."""
+        if self.passed[i]:
+            return Status()
+        if self.codes is None:
+            return self.statuses[0]
+        return self.statuses[int(self.codes[i])]
+
+
+@dataclass(frozen=True, slots=True)
+class PreFilterResult:
+    """Narrows the nodes to evaluate; ``node_names`` None means all nodes."""
+
+    node_names: frozenset[str] | None = None
+
+    def merge(self, other: PreFilterResult | None) -> PreFilterResult:
+        """Intersection of two results."""
+        if other is None or other.node_names is None:
+            return self
+        if self.node_names is None:
+            return other
+        return PreFilterResult(self.node_names & other.node_names)
+
+
+@dataclass(frozen=True, slots=True)
+class PostFilterResult:
+    """What a PostFilter achieved: a node nominated for the pod, if any."""
+
+    nominated_node_name: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterEvent:
+    """A kind of cluster change that may make unschedulable pods schedulable."""
+
+    resource: str  # "Node", "Pod", "AssignedPod", or any kind name; "*" for all
+    actions: frozenset[str] = frozenset({"*"})  # "Add", "Update", "Delete", "*"
+
+    def matches(self, resource: str, action: str) -> bool:
+        """Whether a change of ``resource`` by ``action`` is one of these events."""
+        return (self.resource in ("*", resource)) and ("*" in self.actions or action in self.actions)
+
+
+@dataclass(slots=True)
+class NodeStatusMap:
+    """Per-node statuses of a failed attempt, as PostFilter plugins receive them."""
+
+    statuses: dict[str, Status] = field(default_factory=dict)
+    absent: Status | None = None  # status of nodes not listed (e.g. PreFilter rejection)
+
+    def get(self, node: str) -> Status:
+        """The status of ``node``."""
+        s = self.statuses.get(node)
+        if s is not None:
+            return s
+        return self.absent if self.absent is not None else Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+
+
+class ClockLike(Protocol):
+    """The part of the Clock plugins may use."""
+
+    def now(self) -> float: ...
+
+
+class ObjectClient(Protocol):
+    """The part of the Store plugins may use (plugins never import the store itself)."""
+
+    def get(self, key: tuple[str, str], namespace: str, name: str) -> dict[str, Any]: ...
+
+    def list(
+        self, key: tuple[str, str], namespace: str | None = None, *, label_selector: Any = None,
+        field_selector: str | None = None,
+    ) -> tuple[list[dict[str, Any]], str]: ...
+
+    def create(self, obj: dict[str, Any]) -> dict[str, Any]: ...
+
+    def update(self, obj: dict[str, Any]) -> dict[str, Any]: ...
+
+    def update_status(self, obj: dict[str, Any]) -> dict[str, Any]: ...
+
+    def patch(
+        self, key: tuple[str, str], namespace: str, name: str, patch: dict[str, Any], *,
+        subresource: str | None = None,
+    ) -> dict[str, Any]: ...
+
+
+class WaitingPod(Protocol):
+    """A pod held at Permit."""
+
+    @property
+    def pod(self) -> PodInfo: ...
+
+    @property
+    def node_name(self) -> str: ...
+
+    def pending_plugins(self) -> list[str]: ...
+
+    def allow(self, plugin: str) -> None: ...
+
+    def reject(self, plugin: str, message: str) -> None: ...
+
+
+class Handle(Protocol):
+    """What the scheduler gives each plugin: time, objects, the node table, waiting pods, events."""
+
+    @property
+    def clock(self) -> ClockLike: ...
+
+    @property
+    def client(self) -> ObjectClient: ...
+
+    @property
+    def rng(self) -> random.Random: ...
+
+    def node_table(self) -> NodeTable: ...
+
+    def get_waiting_pod(self, uid: str) -> WaitingPod | None: ...
+
+    def iterate_waiting_pods(self) -> Iterable[WaitingPod]: ...
+
+    def record_event(self, obj: Mapping[str, Any], type_: str, reason: str, message: str) -> None: ...
+
+    def call_later(self, delay: float, fn: Callable[[], None]) -> None: ...
+
+    def bind_pod(self, pod: PodInfo, node_name: str) -> None:
+        """Write the pod's binding to ``node_name`` (the pods/binding subresource); raises on conflict."""
+        ...
+
+
+@runtime_checkable
+class PreEnqueuePlugin(Protocol):
+    """Gate a pod before it enters the active queue."""
+
+    name: str
+
+    def pre_enqueue(self, pod: PodInfo) -> Status: ...
+
+
+@runtime_checkable
+class QueueSortPlugin(Protocol):
+    """Order of the active queue: smaller ``sort_key`` pops first."""
+
+    name: str
+
+    def sort_key(self, pod: PodInfo, enqueued_at: float) -> tuple[Any, ...]: ...
+
+
+@runtime_checkable
+class PreFilterPlugin(Protocol):
+    """Check the pod (and precompute state) once per cycle; may narrow the nodes."""
+
+    name: str
+
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, table: NodeTable
+    ) -> tuple[PreFilterResult | None, Status]: ...
+
+
+@runtime_checkable
+class PreFilterExtensions(Protocol):
+    """Incremental updates of PreFilter state when pods are added or removed hypothetically."""
+
+    def add_pod(self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node: NodeInfo) -> Status: ...
+
+    def remove_pod(
+        self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node: NodeInfo
+    ) -> Status: ...
+
+
+@runtime_checkable
+class FilterPlugin(Protocol):
+    """Decide whether the pod can run on one node."""
+
+    name: str
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status: ...
+
+
+@runtime_checkable
+class BatchFilterPlugin(Protocol):
+    """The batched form of Filter over every row of the table."""
+
+    name: str
+
+    def filter_nodes(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Verdicts: ...
+
+
+@runtime_checkable
+class PostFilterPlugin(Protocol):
+    """Runs when no node fits (e.g. preemption)."""
+
+    name: str
+
+    def post_filter(
+        self, state: CycleState, pod: PodInfo, statuses: NodeStatusMap
+    ) -> tuple[PostFilterResult | None, Status]: ...
+
+
+@runtime_checkable
+class PreScorePlugin(Protocol):
+    """Precompute scoring state for the feasible nodes; Skip disables the plugin's Score."""
+
+    name: str
+
+    def pre_score(self, state: CycleState, pod: PodInfo, table: NodeTable, feasible: IntArray) -> Status: ...
+
+
+@runtime_checkable
+class ScorePlugin(Protocol):
+    """Rank one feasible node (0..100 after normalisation)."""
+
+    name: str
+
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int: ...
+
+
+@runtime_checkable
+class BatchScorePlugin(Protocol):
+    """The batched form of Score over the feasible rows ``idx``."""
+
+    name: str
+
+    def score_nodes(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: IntArray) -> IntArray: ...
+
+
+@runtime_checkable
+class NormalizeScorePlugin(Protocol):
+    """Rescale a Score plugin's raw scores (the ScoreExtensions of kube)."""
+
+    name: str
+
+    def normalize_scores(self, state: CycleState, pod: PodInfo, scores: IntArray) -> IntArray: ...
+
+
+@runtime_checkable
+class ReservePlugin(Protocol):
+    """Claim (and release on failure) plugin-side state once a node is chosen."""
+
+    name: str
+
+    def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status: ...
+
+    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None: ...
+
+
+@runtime_checkable
+class PermitPlugin(Protocol):
+    """Allow, reject or hold (Wait, with a timeout in seconds) the pod before binding."""
+
+    name: str
+
+    def permit(self, state: CycleState, pod: PodInfo, node_name: str) -> tuple[Status, float]: ...
+
+
+@runtime_checkable
+class PreBindPlugin(Protocol):
+    """Work that must succeed before the binding is written."""
+
+    name: str
+
+    def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status: ...
+
+
+@runtime_checkable
+class BindPlugin(Protocol):
+    """Write the binding; Skip passes to the next binder."""
+
+    name: str
+
+    def bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status: ...
+
+
+@runtime_checkable
+class PostBindPlugin(Protocol):
+    """Informational hook after a successful bind."""
+
+    name: str
+
+    def post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> None: ...
+
+
+@runtime_checkable
+class EnqueueExtensions(Protocol):
+    """The cluster events after which a pod this plugin rejected is worth retrying."""
+
+    def events_to_register(self) -> list[ClusterEvent]: ...
+
+
+def default_normalize(scores: IntArray, reverse: bool, max_priority: int = MAX_NODE_SCORE) -> IntArray:
+    """kube's DefaultNormalizeScore: scale to 0..max by the maximum, optionally reversed."""
+    if scores.size == 0:
+        return scores
+    top = int(scores.max())
+    if top <= 0:
+        # kube only raises scores above 0; a max of 0 leaves zeros (or max when reversed)
+        if reverse:
+            return np.full_like(scores, max_priority)
+        return scores
+    out = max_priority * scores // top
+    if reverse:
+        out = max_priority - out
+    return out

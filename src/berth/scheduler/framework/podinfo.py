@@ -1,0 +1,78 @@
+"""The compiled, immutable form of a pod that plugins read on the hot path."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from berth.api.nodeselector import (
+    PreferredTerm,
+    RequiredNodeAffinity,
+    compile_preferred_terms,
+    required_node_affinity,
+)
+from berth.api.resources import container_ports, pod_nonzero_requests, pod_requests
+from berth.api.taints import Toleration, parse_tolerations
+
+DEFAULT_SCHEDULER = "default-scheduler"
+
+
+class PodInfo:
+    """A pod compiled once: identity, priority, request vector, tolerations, affinity and ports.
+
+    ``obj`` is the wire-form dict the PodInfo was built from; it must not be mutated.
+    """
+
+    __slots__ = (
+        "affinity",
+        "extra",
+        "host_ports",
+        "key",
+        "labels",
+        "name",
+        "namespace",
+        "node_name",
+        "nonzero_cpu",
+        "nonzero_memory",
+        "obj",
+        "preferred_node_terms",
+        "priority",
+        "required_node_affinity",
+        "requests",
+        "scheduler_name",
+        "scheduling_gates",
+        "tolerations",
+        "uid",
+    )
+
+    def __init__(self, obj: Mapping[str, Any]) -> None:
+        meta = obj.get("metadata") or {}
+        spec = obj.get("spec") or {}
+        self.obj: Mapping[str, Any] = obj
+        self.uid: str = meta.get("uid") or ""
+        self.namespace: str = meta.get("namespace") or "default"
+        self.name: str = meta.get("name") or ""
+        self.key: str = f"{self.namespace}/{self.name}"
+        self.labels: Mapping[str, str] = meta.get("labels") or {}
+        priority = spec.get("priority")
+        self.priority: int = int(priority) if priority is not None else 0
+        self.requests: dict[str, int] = pod_requests(obj)
+        self.nonzero_cpu, self.nonzero_memory = pod_nonzero_requests(obj)
+        self.tolerations: tuple[Toleration, ...] = parse_tolerations(spec.get("tolerations"))
+        self.required_node_affinity: RequiredNodeAffinity = required_node_affinity(obj)
+        affinity = spec.get("affinity") or {}
+        self.affinity: Mapping[str, Any] = affinity
+        node_aff = affinity.get("nodeAffinity") or {}
+        self.preferred_node_terms: tuple[PreferredTerm, ...] = compile_preferred_terms(
+            node_aff.get("preferredDuringSchedulingIgnoredDuringExecution")
+        )
+        self.host_ports: tuple[tuple[str, str, int], ...] = container_ports(obj)
+        self.node_name: str = spec.get("nodeName") or ""
+        self.scheduler_name: str = spec.get("schedulerName") or DEFAULT_SCHEDULER
+        self.scheduling_gates: tuple[str, ...] = tuple(
+            g.get("name", "") for g in (spec.get("schedulingGates") or ())
+        )
+        self.extra: dict[str, Any] = {}
+
+    def __repr__(self) -> str:
+        return f"PodInfo({self.key})"

@@ -1,0 +1,388 @@
+"""One profile's plugins, instantiated and run extension point by extension point."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from berth.scheduler.framework.config import EXTENSION_POINTS, ConfigError, ProfileConfig, expand_plugins
+from berth.scheduler.framework.cycle_state import CycleState
+from berth.scheduler.framework.nodetable import BoolArray, IntArray, NodeInfo, NodeTable
+from berth.scheduler.framework.plugin import (
+    BatchFilterPlugin,
+    BatchScorePlugin,
+    BindPlugin,
+    ClusterEvent,
+    EnqueueExtensions,
+    FilterPlugin,
+    Handle,
+    NodeStatusMap,
+    NormalizeScorePlugin,
+    PermitPlugin,
+    PostBindPlugin,
+    PostFilterPlugin,
+    PostFilterResult,
+    PreBindPlugin,
+    PreEnqueuePlugin,
+    PreFilterExtensions,
+    PreFilterPlugin,
+    PreFilterResult,
+    PreScorePlugin,
+    QueueSortPlugin,
+    ReservePlugin,
+    ScorePlugin,
+)
+from berth.scheduler.framework.podinfo import PodInfo
+from berth.scheduler.framework.registry import Registry
+from berth.scheduler.framework.status import Code, PluginError, Status
+
+POINT_PROTOCOLS: dict[str, tuple[type, ...]] = {
+    "preEnqueue": (PreEnqueuePlugin,),
+    "queueSort": (QueueSortPlugin,),
+    "preFilter": (PreFilterPlugin,),
+    "filter": (FilterPlugin, BatchFilterPlugin),
+    "postFilter": (PostFilterPlugin,),
+    "preScore": (PreScorePlugin,),
+    "score": (ScorePlugin, BatchScorePlugin),
+    "reserve": (ReservePlugin,),
+    "permit": (PermitPlugin,),
+    "preBind": (PreBindPlugin,),
+    "bind": (BindPlugin,),
+    "postBind": (PostBindPlugin,),
+}
+
+ALL_EVENTS = [ClusterEvent("*")]
+
+
+def implemented_points(plugin: object) -> list[str]:
+    """The extension points ``plugin`` implements."""
+    return [p for p, protos in POINT_PROTOCOLS.items() if any(isinstance(plugin, pr) for pr in protos)]
+
+
+@dataclass(slots=True)
+class FilterOutcome:
+    """Result of running every Filter plugin over the table for one pod."""
+
+    passed: BoolArray
+    status_codes: IntArray  # per row: -1 passed/not evaluated, else index into ``statuses``
+    statuses: list[Status] = field(default_factory=list)
+
+    def status_of(self, i: int) -> Status | None:
+        """The failing status of row ``i`` (None when it passed or was not evaluated)."""
+        c = int(self.status_codes[i])
+        return None if c < 0 else self.statuses[c]
+
+
+@dataclass(slots=True)
+class ScoreOutcome:
+    """Per-plugin raw and normalised scores over the feasible rows, and the weighted total."""
+
+    idx: IntArray
+    total: IntArray
+    raw: dict[str, IntArray] = field(default_factory=dict)
+    normalized: dict[str, IntArray] = field(default_factory=dict)
+
+
+class Framework:
+    """The plugins of one profile, ready to run."""
+
+    def __init__(
+        self,
+        profile: ProfileConfig,
+        registry: Registry,
+        handle: Handle,
+        *,
+        default_percentage: int | None = None,
+    ) -> None:
+        self.profile_name = profile.scheduler_name
+        self.percentage_of_nodes_to_score = (
+            profile.percentage_of_nodes_to_score
+            if profile.percentage_of_nodes_to_score is not None
+            else default_percentage
+        )
+        self.handle = handle
+        names: list[str] = []
+        for point in ("multiPoint", *EXTENSION_POINTS):
+            for ref in profile.plugins[point].enabled:
+                if ref.name not in names:
+                    names.append(ref.name)
+        self.plugins: dict[str, Any] = {}
+        for n in names:
+            factory = registry.get(n)
+            if factory is None:
+                raise ConfigError(f'profiles[{profile.scheduler_name}].plugins: plugin "{n}" does not exist')
+            self.plugins[n] = factory(profile.plugin_args.get(n, {}), handle)
+        implements = {n: implemented_points(p) for n, p in self.plugins.items()}
+        points, weights = expand_plugins(profile, implements)
+        for point, lst in points.items():
+            for n in lst:
+                if point not in implements.get(n, ()):
+                    raise ConfigError(
+                        f'profiles[{profile.scheduler_name}].plugins.{point}: plugin "{n}" does not extend {point}'
+                    )
+        self.points = points
+        self.weights = weights
+        if len(points["queueSort"]) != 1:
+            raise ConfigError(
+                f"profiles[{profile.scheduler_name}].plugins.queueSort: exactly one queue sort plugin must be "
+                f"enabled, got {points['queueSort']}"
+            )
+        if not points["bind"]:
+            raise ConfigError(f"profiles[{profile.scheduler_name}].plugins.bind: at least one bind plugin is needed")
+
+        def get(point: str) -> list[Any]:
+            return [self.plugins[n] for n in points[point]]
+
+        self.pre_enqueue_plugins = get("preEnqueue")
+        self.queue_sort: QueueSortPlugin = get("queueSort")[0]
+        self.pre_filter_plugins = get("preFilter")
+        self.filter_plugins = get("filter")
+        self.post_filter_plugins = get("postFilter")
+        self.pre_score_plugins = get("preScore")
+        self.score_plugins = get("score")
+        self.reserve_plugins = get("reserve")
+        self.permit_plugins = get("permit")
+        self.pre_bind_plugins = get("preBind")
+        self.bind_plugins = get("bind")
+        self.post_bind_plugins = get("postBind")
+        self.events: dict[str, list[ClusterEvent]] = {
+            n: (p.events_to_register() if isinstance(p, EnqueueExtensions) else ALL_EVENTS)
+            for n, p in self.plugins.items()
+        }
+
+    # ----- queueing ------------------------------------------------------------------------
+    def run_pre_enqueue(self, pod: PodInfo) -> Status:
+        """Run PreEnqueue plugins; the first non-success status is returned."""
+        for p in self.pre_enqueue_plugins:
+            s = p.pre_enqueue(pod)
+            if not s.is_success():
+                return s.with_plugin(p.name)
+        return Status()
+
+    # ----- filtering -----------------------------------------------------------------------
+    def run_pre_filter(
+        self, state: CycleState, pod: PodInfo, table: NodeTable
+    ) -> tuple[PreFilterResult, Status, set[str]]:
+        """Run PreFilter plugins: merged node narrowing, first rejection, and the plugins that narrowed/rejected."""
+        result = PreFilterResult()
+        narrowing: set[str] = set()
+        for p in self.pre_filter_plugins:
+            r, s = p.pre_filter(state, pod, table)
+            if s.is_skip():
+                state.skip_filter.add(p.name)
+                continue
+            if not s.is_success():
+                s = s.with_plugin(p.name)
+                if s.code == Code.ERROR:
+                    raise PluginError(s)
+                return result, s, {p.name}
+            if r is not None and r.node_names is not None:
+                narrowing.add(p.name)
+                result = result.merge(r)
+                if not result.node_names:
+                    msg = "node(s) didn't satisfy plugin(s) [" + " ".join(sorted(narrowing)) + "]"
+                    return result, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (msg,), p.name), narrowing
+        return result, Status(), narrowing
+
+    def run_pre_filter_add_pod(
+        self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node: NodeInfo
+    ) -> Status:
+        """Tell PreFilter extensions that ``pod_to_add`` is (hypothetically) on ``node``."""
+        for p in self.pre_filter_plugins:
+            if p.name in state.skip_filter:
+                continue
+            ext = getattr(p, "pre_filter_extensions", None)
+            if ext is not None and isinstance(ext, PreFilterExtensions):
+                s = ext.add_pod(state, pod, pod_to_add, node)
+                if not s.is_success():
+                    return s.with_plugin(p.name)
+        return Status()
+
+    def run_pre_filter_remove_pod(
+        self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node: NodeInfo
+    ) -> Status:
+        """Tell PreFilter extensions that ``pod_to_remove`` is (hypothetically) gone from ``node``."""
+        for p in self.pre_filter_plugins:
+            if p.name in state.skip_filter:
+                continue
+            ext = getattr(p, "pre_filter_extensions", None)
+            if ext is not None and isinstance(ext, PreFilterExtensions):
+                s = ext.remove_pod(state, pod, pod_to_remove, node)
+                if not s.is_success():
+                    return s.with_plugin(p.name)
+        return Status()
+
+    def run_filters(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, candidates: BoolArray
+    ) -> FilterOutcome:
+        """Run Filter plugins in order over ``candidates``; each failing row keeps its first failure."""
+        n = table.size
+        alive = candidates.copy()
+        codes = np.full(n, -1, dtype=np.int64)
+        statuses: list[Status] = []
+        for p in self.filter_plugins:
+            if p.name in state.skip_filter:
+                continue
+            if not alive.any():
+                break
+            if isinstance(p, BatchFilterPlugin):
+                v = p.filter_nodes(state, pod, table)
+                failed = alive & ~v.passed
+                if not failed.any():
+                    continue
+                base = len(statuses)
+                statuses.extend(s.with_plugin(p.name) for s in v.statuses)
+                for s in v.statuses:
+                    if s.code == Code.ERROR:
+                        raise PluginError(s.with_plugin(p.name))
+                if v.codes is None:
+                    codes[failed] = base
+                else:
+                    codes[failed] = v.codes[failed] + base
+                alive &= v.passed
+            else:
+                seen: dict[Status, int] = {}
+                for i in np.flatnonzero(alive):
+                    s = p.filter(state, pod, table.info(int(i)))
+                    if s.is_success():
+                        continue
+                    s = s.with_plugin(p.name)
+                    if s.code == Code.ERROR:
+                        raise PluginError(s)
+                    c = seen.get(s)
+                    if c is None:
+                        c = seen[s] = len(statuses)
+                        statuses.append(s)
+                    codes[i] = c
+                    alive[i] = False
+        return FilterOutcome(alive, codes, statuses)
+
+    def run_filter_node(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
+        """Run every Filter plugin on one node (per-node form); the first failure is returned."""
+        for p in self.filter_plugins:
+            if p.name in state.skip_filter:
+                continue
+            if isinstance(p, FilterPlugin):
+                s = p.filter(state, pod, node)
+            else:
+                s = p.filter_nodes(state, pod, node.table).status_of(node.index)
+            if not s.is_success():
+                return s.with_plugin(p.name)
+        return Status()
+
+    def run_post_filter(
+        self, state: CycleState, pod: PodInfo, statuses: NodeStatusMap
+    ) -> tuple[PostFilterResult | None, Status]:
+        """Run PostFilter plugins until one succeeds."""
+        last = Status(Code.UNSCHEDULABLE)
+        reasons: list[str] = []
+        for p in self.post_filter_plugins:
+            r, s = p.post_filter(state, pod, statuses)
+            if s.is_success():
+                return r, s.with_plugin(p.name)
+            if s.code == Code.ERROR:
+                raise PluginError(s.with_plugin(p.name))
+            if s.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return r, s.with_plugin(p.name)
+            reasons.extend(s.reasons)
+            last = s.with_plugin(p.name)
+        if reasons:
+            return None, Status(last.code, tuple(reasons), last.plugin)
+        return None, last
+
+    # ----- scoring -------------------------------------------------------------------------
+    def run_scores(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, idx: IntArray, *, keep_parts: bool = False
+    ) -> ScoreOutcome:
+        """Run PreScore, Score and NormalizeScore over rows ``idx``; weighted total per row."""
+        for p in self.pre_score_plugins:
+            s = p.pre_score(state, pod, table, idx)
+            if s.is_skip():
+                state.skip_score.add(p.name)
+            elif not s.is_success():
+                raise PluginError(s.with_plugin(p.name))
+        total = np.zeros(len(idx), dtype=np.int64)
+        out = ScoreOutcome(idx, total)
+        for p in self.score_plugins:
+            if p.name in state.skip_score:
+                continue
+            if isinstance(p, BatchScorePlugin):
+                raw = p.score_nodes(state, pod, table, idx)
+            else:
+                raw = np.fromiter(
+                    (p.score(state, pod, table.info(int(i))) for i in idx), dtype=np.int64, count=len(idx)
+                )
+            norm = p.normalize_scores(state, pod, raw) if isinstance(p, NormalizeScorePlugin) else raw
+            if keep_parts:
+                out.raw[p.name] = raw
+                out.normalized[p.name] = norm
+            total += norm * self.weights.get(p.name, 1)
+        return out
+
+    # ----- binding -------------------------------------------------------------------------
+    def run_reserve(self, state: CycleState, pod: PodInfo, node: str) -> Status:
+        """Run Reserve plugins; on failure the caller runs Unreserve."""
+        for p in self.reserve_plugins:
+            s = p.reserve(state, pod, node)
+            if not s.is_success():
+                return s.with_plugin(p.name)
+        return Status()
+
+    def run_unreserve(self, state: CycleState, pod: PodInfo, node: str) -> None:
+        """Run Unreserve of every Reserve plugin in reverse order."""
+        for p in reversed(self.reserve_plugins):
+            p.unreserve(state, pod, node)
+
+    def run_permit(self, state: CycleState, pod: PodInfo, node: str) -> tuple[Status, dict[str, float]]:
+        """Run Permit plugins: a rejection, or Wait with per-plugin timeouts, or Success."""
+        waits: dict[str, float] = {}
+        for p in self.permit_plugins:
+            s, timeout = p.permit(state, pod, node)
+            if s.code == Code.WAIT:
+                waits[p.name] = min(float(timeout), 15 * 60.0)
+                continue
+            if not s.is_success():
+                return s.with_plugin(p.name), {}
+        if waits:
+            return Status(Code.WAIT), waits
+        return Status(), {}
+
+    def run_pre_bind(self, state: CycleState, pod: PodInfo, node: str) -> Status:
+        """Run PreBind plugins."""
+        for p in self.pre_bind_plugins:
+            s = p.pre_bind(state, pod, node)
+            if not s.is_success():
+                return s.with_plugin(p.name)
+        return Status()
+
+    def run_bind(self, state: CycleState, pod: PodInfo, node: str) -> Status:
+        """Run Bind plugins until one does not Skip."""
+        for p in self.bind_plugins:
+            s = p.bind(state, pod, node)
+            if s.is_skip():
+                continue
+            return s.with_plugin(p.name)
+        return Status(Code.SKIP)
+
+    def run_post_bind(self, state: CycleState, pod: PodInfo, node: str) -> None:
+        """Run PostBind plugins."""
+        for p in self.post_bind_plugins:
+            p.post_bind(state, pod, node)
+
+    def plugin(self, name: str) -> Any:
+        """The instantiated plugin ``name``."""
+        return self.plugins[name]
+
+    def interested(self, plugins: set[str], resource: str, action: str) -> bool:
+        """Whether any of ``plugins`` registered for a change of ``resource`` by ``action``."""
+        if not plugins:
+            return True
+        return any(ev.matches(resource, action) for n in plugins for ev in self.events.get(n, ALL_EVENTS))
+
+
+def weights_view(fw: Framework) -> Mapping[str, int]:
+    """The score weights of a framework."""
+    return fw.weights

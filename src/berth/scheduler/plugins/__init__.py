@@ -1,0 +1,41 @@
+"""The built-in scheduler plugins, one package each, and the registry of kube's default plugins."""
+
+from __future__ import annotations
+
+from berth.scheduler.framework import Registry
+from berth.scheduler.plugins import (
+    defaultbinder,
+    nodeaffinity,
+    nodename,
+    nodeports,
+    noderesources,
+    nodeunschedulable,
+    queuesort,
+    schedulinggates,
+    tainttoleration,
+    volume,
+)
+
+_PACKAGES = (
+    schedulinggates,
+    queuesort,
+    nodeunschedulable,
+    nodename,
+    tainttoleration,
+    nodeaffinity,
+    nodeports,
+    noderesources,
+    volume,
+    defaultbinder,
+)
+
+
+def default_registry() -> Registry:
+    """A new Registry holding every built-in plugin of this package."""
+    registry = Registry()
+    for pkg in _PACKAGES:
+        pkg.register(registry)
+    return registry
+
+
+__all__ = ["default_registry"]

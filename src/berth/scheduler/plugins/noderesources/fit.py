@@ -1,0 +1,178 @@
+"""NodeResourcesFit: does the node have room for the pod's requests (and one more pod)? Score by strategy."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from berth.scheduler.framework import (
+    ClusterEvent,
+    Code,
+    CycleState,
+    NodeInfo,
+    NodeTable,
+    PodInfo,
+    PreFilterResult,
+    Status,
+    Verdicts,
+)
+from berth.scheduler.framework.nodetable import IntArray
+from berth.scheduler.plugins.helpers import is_extended_resource, is_scalar_resource
+from berth.scheduler.plugins.noderesources.allocation import (
+    CPU,
+    EPHEMERAL_STORAGE,
+    MEMORY,
+    node_pairs,
+    pod_request_list,
+    table_pairs,
+)
+from berth.scheduler.plugins.noderesources.args import FIT, NodeResourcesFitArgs
+from berth.scheduler.plugins.noderesources.scorers import build_scorer
+
+PRE_FILTER_KEY = "PreFilter" + FIT
+PRE_SCORE_KEY = "PreScore" + FIT
+REASON_TOO_MANY_PODS = "Too many pods"
+PODS = "pods"
+_SUCCESS = Status()
+_BASIC = (CPU, MEMORY, EPHEMERAL_STORAGE)
+
+# (resource, requested amount, failure reason) in kube's fitsRequest order
+Check = tuple[str, int, str]
+
+
+def fit_checks(
+    pod: PodInfo, ignored: frozenset[str] = frozenset(), ignored_groups: frozenset[str] = frozenset()
+) -> tuple[Check, ...]:
+    """The resources to compare for ``pod``: cpu, memory, ephemeral-storage, then scalar resources by name.
+
+    Only positive requests are checked; ignored extended resources (by name or by the group before
+    the "/") are left out; names kube does not track (neither basic nor scalar) are ignored.
+    """
+    req = pod.requests
+    out: list[Check] = []
+    for name in _BASIC:
+        v = req.get(name, 0)
+        if v > 0:
+            out.append((name, v, f"Insufficient {name}"))
+    for name in sorted(req):
+        if name in _BASIC or name == PODS or not is_scalar_resource(name):
+            continue
+        v = req[name]
+        if v <= 0:
+            continue
+        if is_extended_resource(name) and (name in ignored or name.split("/", 1)[0] in ignored_groups):
+            continue
+        out.append((name, v, f"Insufficient {name}"))
+    return tuple(out)
+
+
+def insufficient(node: NodeInfo, checks: tuple[Check, ...]) -> list[str]:
+    """Failure reasons of one node, in kube's order (pods first)."""
+    reasons = []
+    if node.pod_count + 1 > node.allocatable(PODS):
+        reasons.append(REASON_TOO_MANY_PODS)
+    for name, amount, reason in checks:
+        if amount > node.allocatable(name) - node.requested(name):
+            reasons.append(reason)
+    return reasons
+
+
+class Fit:
+    """Filter: every requested resource must fit in allocatable minus requested (Unschedulable).
+
+    Score: LeastAllocated (default), MostAllocated or RequestedToCapacityRatio over the configured resources.
+    """
+
+    name = FIT
+
+    def __init__(self, args: NodeResourcesFitArgs) -> None:
+        self.args = args
+        self.resources = args.scoring_strategy.resources
+        self.scorer = build_scorer(args.scoring_strategy)
+        self._status_cache: dict[tuple[str, ...], Status] = {}
+
+    def _status(self, reasons: tuple[str, ...]) -> Status:
+        s = self._status_cache.get(reasons)
+        if s is None:
+            s = self._status_cache[reasons] = Status(Code.UNSCHEDULABLE, reasons)
+        return s
+
+    # ----- filter --------------------------------------------------------------------------
+    def _checks(self, state: CycleState, pod: PodInfo) -> tuple[Check, ...]:
+        checks: tuple[Check, ...] | None = state.get(PRE_FILTER_KEY)
+        if checks is None:
+            checks = fit_checks(pod, self.args.ignored_resources, self.args.ignored_resource_groups)
+        return checks
+
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, table: NodeTable
+    ) -> tuple[PreFilterResult | None, Status]:
+        """Compute the pod's resource checks once per cycle."""
+        state.write(
+            PRE_FILTER_KEY, fit_checks(pod, self.args.ignored_resources, self.args.ignored_resource_groups)
+        )
+        return None, _SUCCESS
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
+        """Per-node form: every insufficient resource is a reason."""
+        reasons = insufficient(node, self._checks(state, pod))
+        return self._status(tuple(reasons)) if reasons else _SUCCESS
+
+    def filter_nodes(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Verdicts:
+        """Batched form: one bit per failed check, one status per distinct combination."""
+        checks = self._checks(state, pod)
+        n = table.size
+        masks = [table.pod_count[:n] >= table.alloc(PODS)]  # len(pods)+1 > allowed
+        for name, amount, _ in checks:
+            masks.append(table.alloc(name) - table.req(name) < amount)
+        fail = masks[0]
+        if len(masks) > 1:
+            fail = fail | masks[1]
+            for m in masks[2:]:
+                fail |= m
+        if not fail.any():
+            return Verdicts(np.logical_not(fail))
+        passed = np.logical_not(fail)
+        reasons_all = (REASON_TOO_MANY_PODS, *(c[2] for c in checks))
+        rows = np.flatnonzero(fail)
+        code = np.zeros(len(rows), dtype=np.int64)
+        for b, m in enumerate(masks):
+            code |= m[rows].astype(np.int64) << b
+        used, inv = np.unique(code, return_inverse=True)
+        codes = np.zeros(n, dtype=np.int64)
+        codes[rows] = inv.reshape(-1)
+        statuses = [
+            self._status(tuple(r for b, r in enumerate(reasons_all) if int(u) >> b & 1)) for u in used
+        ]
+        return Verdicts(passed, statuses, codes)
+
+    # ----- score ---------------------------------------------------------------------------
+    def _pod_requests(self, state: CycleState, pod: PodInfo) -> tuple[int, ...]:
+        reqs: tuple[int, ...] | None = state.get(PRE_SCORE_KEY)
+        if reqs is None:
+            reqs = pod_request_list(pod, self.resources, use_requested=False)
+        return reqs
+
+    def pre_score(self, state: CycleState, pod: PodInfo, table: NodeTable, feasible: IntArray) -> Status:
+        """The pod's (non-zero) requests for the scored resources."""
+        state.write(PRE_SCORE_KEY, pod_request_list(pod, self.resources, use_requested=False))
+        return _SUCCESS
+
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
+        """Per-node form."""
+        weights = [r.weight for r in self.resources]
+        req, alloc = node_pairs(node, self.resources, self._pod_requests(state, pod), use_requested=False)
+        return self.scorer.score(req, alloc, weights)
+
+    def score_nodes(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: IntArray) -> IntArray:
+        """Batched form over rows ``idx``."""
+        req, alloc, weights = table_pairs(
+            table, idx, self.resources, self._pod_requests(state, pod), use_requested=False
+        )
+        return self.scorer.score_vec(req, alloc, weights, len(idx))
+
+    def events_to_register(self) -> list[ClusterEvent]:
+        """Deleted pods free resources; new or resized nodes add them."""
+        return [
+            ClusterEvent("Pod", frozenset({"Delete"})),
+            ClusterEvent("Node", frozenset({"Add", "Update"})),
+        ]

@@ -1,0 +1,295 @@
+"""The resource scorers: LeastAllocated, MostAllocated, RequestedToCapacityRatio and balanced allocation.
+
+Each has a scalar form over per-resource lists (one node) and a vector form over per-resource arrays
+(many nodes); both follow kube's integer arithmetic exactly (Go division truncates toward zero).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from berth.scheduler.framework import MAX_NODE_SCORE
+from berth.scheduler.framework.nodetable import IntArray
+from berth.scheduler.plugins.helpers import go_div, go_div_vec, go_round
+from berth.scheduler.plugins.noderesources.args import (
+    LEAST_ALLOCATED,
+    MAX_CUSTOM_PRIORITY_SCORE,
+    MAX_UTILIZATION,
+    MOST_ALLOCATED,
+    ScoringStrategy,
+    UtilizationShapePoint,
+)
+
+FloatArray = npt.NDArray[np.float64]
+
+
+def least_requested_score(requested: int, capacity: int) -> int:
+    """(capacity - requested) * 100 / capacity; 0 when over capacity."""
+    if capacity == 0 or requested > capacity:
+        return 0
+    return go_div((capacity - requested) * MAX_NODE_SCORE, capacity)
+
+
+def most_requested_score(requested: int, capacity: int) -> int:
+    """requested * 100 / capacity, with requested capped at capacity."""
+    if capacity == 0:
+        return 0
+    return go_div(min(requested, capacity) * MAX_NODE_SCORE, capacity)
+
+
+class Scorer:
+    """A weighted resource scorer (the ``scorer`` of kube's resourceAllocationScorer)."""
+
+    def score(self, requested: Sequence[int], allocatable: Sequence[int], weights: Sequence[int]) -> int:
+        """Score one node."""
+        raise NotImplementedError
+
+    def score_vec(
+        self,
+        requested: Sequence[IntArray],
+        allocatable: Sequence[IntArray],
+        weights: Sequence[int],
+        size: int,
+    ) -> IntArray:
+        """Score ``size`` nodes at once."""
+        raise NotImplementedError
+
+
+def _all_allocatable(allocatable: Sequence[IntArray]) -> bool:
+    """Whether every row has non-zero allocatable for every resource (the common, mask-free case)."""
+    return bool(allocatable) and all(bool(a.all()) for a in allocatable)
+
+
+def _safe(alloc: IntArray) -> IntArray:
+    out: IntArray = np.where(alloc == 0, 1, alloc)
+    return out
+
+
+class LeastAllocated(Scorer):
+    """Favors nodes with more free capacity: weighted mean of (1 - requested/allocatable) * 100."""
+
+    def score(self, requested: Sequence[int], allocatable: Sequence[int], weights: Sequence[int]) -> int:
+        """Score one node."""
+        total = wsum = 0
+        for r, a, w in zip(requested, allocatable, weights, strict=True):
+            if a == 0:
+                continue
+            total += least_requested_score(r, a) * w
+            wsum += w
+        return go_div(total, wsum) if wsum else 0
+
+    def score_vec(
+        self,
+        requested: Sequence[IntArray],
+        allocatable: Sequence[IntArray],
+        weights: Sequence[int],
+        size: int,
+    ) -> IntArray:
+        """Score ``size`` nodes at once."""
+        if _all_allocatable(allocatable):
+            total = np.zeros(size, dtype=np.int64)
+            for r, a, w in zip(requested, allocatable, weights, strict=True):
+                # over capacity gives a negative quotient, clamped to 0 as kube's explicit check
+                s = np.maximum((a - r) * MAX_NODE_SCORE // a, 0)
+                total += s if w == 1 else s * w
+            fast: IntArray = total // sum(weights)
+            return fast
+        total = np.zeros(size, dtype=np.int64)
+        wsum = np.zeros(size, dtype=np.int64)
+        for r, a, w in zip(requested, allocatable, weights, strict=True):
+            valid = a != 0
+            s = np.where(r > a, 0, (a - r) * MAX_NODE_SCORE // _safe(a))
+            total += np.where(valid, s * w, 0)
+            wsum += valid * w
+        out: IntArray = np.where(wsum > 0, total // np.maximum(wsum, 1), 0)
+        return out
+
+
+class MostAllocated(Scorer):
+    """Favors fuller nodes: weighted mean of requested/allocatable * 100 (capped at 100)."""
+
+    def score(self, requested: Sequence[int], allocatable: Sequence[int], weights: Sequence[int]) -> int:
+        """Score one node."""
+        total = wsum = 0
+        for r, a, w in zip(requested, allocatable, weights, strict=True):
+            if a == 0:
+                continue
+            total += most_requested_score(r, a) * w
+            wsum += w
+        return go_div(total, wsum) if wsum else 0
+
+    def score_vec(
+        self,
+        requested: Sequence[IntArray],
+        allocatable: Sequence[IntArray],
+        weights: Sequence[int],
+        size: int,
+    ) -> IntArray:
+        """Score ``size`` nodes at once."""
+        if _all_allocatable(allocatable):
+            total = np.zeros(size, dtype=np.int64)
+            for r, a, w in zip(requested, allocatable, weights, strict=True):
+                s = np.minimum(r, a) * MAX_NODE_SCORE // a
+                total += s if w == 1 else s * w
+            fast: IntArray = total // sum(weights)
+            return fast
+        total = np.zeros(size, dtype=np.int64)
+        wsum = np.zeros(size, dtype=np.int64)
+        for r, a, w in zip(requested, allocatable, weights, strict=True):
+            valid = a != 0
+            s = np.minimum(r, a) * MAX_NODE_SCORE // _safe(a)
+            total += np.where(valid, s * w, 0)
+            wsum += valid * w
+        out: IntArray = np.where(wsum > 0, total // np.maximum(wsum, 1), 0)
+        return out
+
+
+class RequestedToCapacityRatio(Scorer):
+    """A broken-linear function of utilization (shape scores scaled from 0..10 to 0..100)."""
+
+    def __init__(self, shape: Sequence[UtilizationShapePoint]) -> None:
+        scale = MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE
+        self.utilization = tuple(p.utilization for p in shape)
+        self.scores = tuple(p.score * scale for p in shape)
+
+    def raw(self, p: int) -> int:
+        """kube's BuildBrokenLinearFunction at utilization ``p``."""
+        u, s = self.utilization, self.scores
+        for i in range(len(u)):
+            if p <= u[i]:
+                if i == 0:
+                    return s[0]
+                return s[i - 1] + go_div((s[i] - s[i - 1]) * (p - u[i - 1]), u[i] - u[i - 1])
+        return s[-1]
+
+    def raw_vec(self, p: IntArray) -> IntArray:
+        """Vector form of :meth:`raw`."""
+        u, s = self.utilization, self.scores
+        out = np.full(p.shape, s[-1], dtype=np.int64)
+        for i in range(len(u) - 1, -1, -1):  # the smallest i with p <= u[i] wins
+            if i == 0:
+                val = np.full(p.shape, s[0], dtype=np.int64)
+            else:
+                val = s[i - 1] + go_div_vec((s[i] - s[i - 1]) * (p - u[i - 1]), u[i] - u[i - 1])
+            out = np.where(p <= u[i], val, out)
+        return out
+
+    def resource_score(self, requested: int, capacity: int) -> int:
+        """The function at requested/capacity utilization (over capacity counts as full)."""
+        if capacity == 0 or requested > capacity:
+            return self.raw(MAX_UTILIZATION)
+        return self.raw(go_div(requested * MAX_UTILIZATION, capacity))
+
+    def score(self, requested: Sequence[int], allocatable: Sequence[int], weights: Sequence[int]) -> int:
+        """Score one node: rounded weighted mean of the positive resource scores."""
+        total = wsum = 0
+        for r, a, w in zip(requested, allocatable, weights, strict=True):
+            if a == 0:
+                continue
+            s = self.resource_score(r, a)
+            if s > 0:
+                total += s * w
+                wsum += w
+        if wsum == 0:
+            return 0
+        return go_round(float(total) / float(wsum))
+
+    def score_vec(
+        self,
+        requested: Sequence[IntArray],
+        allocatable: Sequence[IntArray],
+        weights: Sequence[int],
+        size: int,
+    ) -> IntArray:
+        """Score ``size`` nodes at once."""
+        total = np.zeros(size, dtype=np.int64)
+        wsum = np.zeros(size, dtype=np.int64)
+        for r, a, w in zip(requested, allocatable, weights, strict=True):
+            valid = a != 0
+            util = np.where(r > a, MAX_UTILIZATION, r * MAX_UTILIZATION // _safe(a))
+            s = self.raw_vec(util)
+            take = valid & (s > 0)
+            total += np.where(take, s * w, 0)
+            wsum += take * w
+        x = total.astype(np.float64) / np.maximum(wsum, 1).astype(np.float64)
+        t = np.trunc(x)
+        rounded = (t + (x - t >= 0.5)).astype(np.int64)  # values are >= 0: half rounds up, as Go
+        out: IntArray = np.where(wsum > 0, rounded, 0)
+        return out
+
+
+def build_scorer(strategy: ScoringStrategy) -> Scorer:
+    """The scorer of a NodeResourcesFit scoring strategy."""
+    if strategy.type == LEAST_ALLOCATED:
+        return LeastAllocated()
+    if strategy.type == MOST_ALLOCATED:
+        return MostAllocated()
+    return RequestedToCapacityRatio(strategy.shape)
+
+
+def balanced_score(requested: Sequence[int], allocatable: Sequence[int]) -> int:
+    """kube's balancedResourceScorer: (1 - std of the capped utilization fractions) * 100, truncated."""
+    fractions: list[float] = []
+    total = 0.0
+    for r, a in zip(requested, allocatable, strict=True):
+        if a == 0:
+            continue
+        f = float(r) / float(a)
+        if f > 1:
+            f = 1.0
+        total += f
+        fractions.append(f)
+    std = 0.0
+    if len(fractions) == 2:
+        std = abs((fractions[0] - fractions[1]) / 2)
+    elif len(fractions) > 2:
+        mean = total / float(len(fractions))
+        acc = 0.0
+        for f in fractions:
+            acc = acc + (f - mean) * (f - mean)
+        std = math.sqrt(acc / float(len(fractions)))
+    return int((1 - std) * float(MAX_NODE_SCORE))
+
+
+def balanced_score_vec(requested: Sequence[IntArray], allocatable: Sequence[IntArray], size: int) -> IntArray:
+    """Vector form of :func:`balanced_score` (same float operations in the same order)."""
+    if len(requested) == 2 and _all_allocatable(allocatable):
+        f0 = np.minimum(requested[0] / allocatable[0], 1.0)
+        f1 = np.minimum(requested[1] / allocatable[1], 1.0)
+        fast: IntArray = ((1 - np.abs((f0 - f1) / 2)) * float(MAX_NODE_SCORE)).astype(np.int64)
+        return fast
+    fracs: list[FloatArray] = []
+    valids = []
+    total = np.zeros(size, dtype=np.float64)
+    count = np.zeros(size, dtype=np.int64)
+    first = np.zeros(size, dtype=np.float64)
+    second = np.zeros(size, dtype=np.float64)
+    for r, a in zip(requested, allocatable, strict=True):
+        valid = a != 0
+        f = np.minimum(r.astype(np.float64) / _safe(a).astype(np.float64), 1.0)
+        f = np.where(valid, f, 0.0)
+        total = total + f  # adding 0.0 for skipped resources is exact
+        first = np.where(valid & (count == 0), f, first)
+        second = np.where(valid & (count == 1), f, second)
+        count += valid
+        fracs.append(f)
+        valids.append(valid)
+    std = np.zeros(size, dtype=np.float64)
+    two = count == 2
+    if two.any():
+        std = np.where(two, np.abs((first - second) / 2), std)
+    many = count > 2
+    if many.any():
+        cnt = np.maximum(count, 1).astype(np.float64)
+        mean = total / cnt
+        acc = np.zeros(size, dtype=np.float64)
+        for f, valid in zip(fracs, valids, strict=True):
+            d = f - mean
+            acc = acc + np.where(valid, d * d, 0.0)
+        std = np.where(many, np.sqrt(acc / cnt), std)
+    out: IntArray = ((1 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
+    return out

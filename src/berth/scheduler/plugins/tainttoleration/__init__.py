@@ -1,0 +1,156 @@
+"""TaintToleration: filter on NoSchedule/NoExecute taints, score by untolerated PreferNoSchedule taints."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from berth.api.taints import Taint, Toleration, find_untolerated, tolerates_all
+from berth.scheduler.framework import (
+    ClusterEvent,
+    Code,
+    CycleState,
+    Handle,
+    NodeInfo,
+    NodeTable,
+    PodInfo,
+    Registry,
+    Status,
+    Verdicts,
+    default_normalize,
+)
+from berth.scheduler.framework.nodetable import IntArray
+from berth.scheduler.plugins.tainttoleration.groups import TaintGroupCache
+
+NAME = "TaintToleration"
+PRE_SCORE_KEY = "PreScore" + NAME
+DO_NOT_SCHEDULE = frozenset({"NoSchedule", "NoExecute"})
+PREFER_NO_SCHEDULE = "PreferNoSchedule"
+_SUCCESS = Status()
+
+
+def untolerated_status(taint: Taint) -> Status:
+    """The Filter rejection for ``taint``."""
+    return Status(
+        Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+        (f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}",),
+    )
+
+
+def prefer_no_schedule_tolerations(tolerations: Sequence[Toleration]) -> tuple[Toleration, ...]:
+    """Tolerations with effect PreferNoSchedule or empty (kube's getAllTolerationPreferNoSchedule)."""
+    return tuple(t for t in tolerations if not t.effect or t.effect == PREFER_NO_SCHEDULE)
+
+
+def count_intolerable_prefer_no_schedule(taints: Sequence[Taint], tolerations: Sequence[Toleration]) -> int:
+    """Number of PreferNoSchedule taints none of ``tolerations`` tolerates."""
+    return sum(1 for t in taints if t.effect == PREFER_NO_SCHEDULE and not tolerates_all(tolerations, t))
+
+
+class TaintToleration:
+    """Filter: the first untolerated NoSchedule/NoExecute taint rejects the node (UnschedulableAndUnresolvable).
+
+    Score: the count of untolerated PreferNoSchedule taints, normalised reversed (fewer is better).
+    """
+
+    name = NAME
+
+    def __init__(self) -> None:
+        self._groups = TaintGroupCache()
+
+    # ----- filter --------------------------------------------------------------------------
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
+        """Per-node form."""
+        taints = node.taints
+        if not taints:
+            return _SUCCESS
+        taint = find_untolerated(taints, pod.tolerations, DO_NOT_SCHEDULE)
+        return _SUCCESS if taint is None else untolerated_status(taint)
+
+    def filter_nodes(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Verdicts:
+        """Batched form: evaluated once per distinct taint list."""
+        n = table.size
+        if not table.has_taints[:n].any():
+            return Verdicts.all_pass(n)
+        groups = self._groups.get(table)
+        ok = np.ones(len(groups.taints), dtype=np.bool_)
+        code = np.zeros(len(groups.taints), dtype=np.int64)
+        statuses: list[Status] = []
+        seen: dict[Taint, int] = {}
+        for g, taints in enumerate(groups.taints):
+            if not taints:
+                continue
+            taint = find_untolerated(taints, pod.tolerations, DO_NOT_SCHEDULE)
+            if taint is None:
+                continue
+            ok[g] = False
+            c = seen.get(taint)
+            if c is None:
+                c = seen[taint] = len(statuses)
+                statuses.append(untolerated_status(taint))
+            code[g] = c
+        if not statuses:
+            return Verdicts.all_pass(n)
+        return Verdicts(ok[groups.group], statuses, code[groups.group])
+
+    # ----- score ---------------------------------------------------------------------------
+    def pre_score(self, state: CycleState, pod: PodInfo, table: NodeTable, feasible: IntArray) -> Status:
+        """Keep the tolerations that matter for PreferNoSchedule taints (kube never skips here)."""
+        state.write(PRE_SCORE_KEY, prefer_no_schedule_tolerations(pod.tolerations))
+        return _SUCCESS
+
+    def _tolerations(self, state: CycleState, pod: PodInfo) -> tuple[Toleration, ...]:
+        tol: tuple[Toleration, ...] | None = state.get(PRE_SCORE_KEY)
+        return prefer_no_schedule_tolerations(pod.tolerations) if tol is None else tol
+
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
+        """Per-node form: the count of intolerable PreferNoSchedule taints."""
+        taints = node.taints
+        if not taints:
+            return 0
+        return count_intolerable_prefer_no_schedule(taints, self._tolerations(state, pod))
+
+    def score_nodes(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: IntArray) -> IntArray:
+        """Batched form over rows ``idx``."""
+        if not table.has_taints[: table.size].any():
+            return np.zeros(len(idx), dtype=np.int64)
+        groups = self._groups.get(table)
+        tolerations = self._tolerations(state, pod)
+        counts = np.fromiter(
+            (count_intolerable_prefer_no_schedule(t, tolerations) for t in groups.taints),
+            dtype=np.int64,
+            count=len(groups.taints),
+        )
+        out: IntArray = counts[groups.group[idx]]
+        return out
+
+    def normalize_scores(self, state: CycleState, pod: PodInfo, scores: IntArray) -> IntArray:
+        """DefaultNormalizeScore, reversed."""
+        return default_normalize(scores, reverse=True)
+
+    def events_to_register(self) -> list[ClusterEvent]:
+        """A new node or a taint change may admit the pod."""
+        return [ClusterEvent("Node", frozenset({"Add", "Update"}))]
+
+
+def new(args: Mapping[str, Any], handle: Handle) -> TaintToleration:
+    """Factory (the plugin takes no args)."""
+    return TaintToleration()
+
+
+def register(registry: Registry) -> None:
+    """Add TaintToleration to ``registry``."""
+    registry.register(NAME, new)
+
+
+__all__ = [
+    "NAME",
+    "TaintToleration",
+    "count_intolerable_prefer_no_schedule",
+    "new",
+    "prefer_no_schedule_tolerations",
+    "register",
+    "untolerated_status",
+]

@@ -1,0 +1,245 @@
+"""The scheduling queue: activeQ (priority order), backoffQ and the unschedulable pods.
+
+Mirrors kube-scheduler's PriorityQueue: a pod that failed waits in the unschedulable pool until a
+cluster event one of its rejecting plugins cares about (or 5 minutes pass), then goes to backoffQ
+until its backoff (1 s doubling to 10 s per attempt) expires, then back to activeQ.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from berth.scheduler.framework.podinfo import PodInfo
+from berth.scheduler.framework.status import Status
+
+UNSCHEDULABLE_FLUSH_PERIOD = 30.0
+MAX_IN_UNSCHEDULABLE = 300.0
+
+
+class QueueClock(Protocol):
+    """The clock operations the queue needs."""
+
+    def now(self) -> float: ...
+
+    def call_at(self, when: float, fn: Callable[[], None], priority: int = 0) -> Any: ...
+
+
+@dataclass(slots=True)
+class QueuedPod:
+    """A pod in the queue with its bookkeeping."""
+
+    pod: PodInfo
+    timestamp: float  # when it (re)entered activeQ; the PrioritySort tie-breaker
+    initial_attempt: float
+    attempts: int = 0
+    unschedulable_plugins: set[str] = field(default_factory=set)
+    gated: Status | None = None
+    in_unschedulable_since: float = 0.0
+    sort_key: tuple[Any, ...] = ()
+    where: str = ""  # "active", "backoff", "unschedulable", "gated", "" (in flight or gone)
+
+
+class SchedulingQueue:
+    """Three-part queue with kube's backoff and requeue rules."""
+
+    def __init__(
+        self,
+        clock: QueueClock,
+        sort_key: Callable[[PodInfo, float], tuple[Any, ...]],
+        pre_enqueue: Callable[[PodInfo], Status],
+        *,
+        initial_backoff: float = 1.0,
+        max_backoff: float = 10.0,
+        interested: Callable[[QueuedPod, str, str], bool] | None = None,
+    ) -> None:
+        self.clock = clock
+        self._sort_key = sort_key
+        self._pre_enqueue = pre_enqueue
+        self.initial_backoff = initial_backoff
+        self.max_backoff = max_backoff
+        self._interested = interested or (lambda qp, r, a: True)
+        self._seq = itertools.count()
+        self._active: list[tuple[tuple[Any, ...], int, QueuedPod]] = []
+        self._backoff: list[tuple[float, int, QueuedPod]] = []
+        self._pods: dict[str, QueuedPod] = {}  # every pod the queue knows, by uid (incl. in-flight)
+        self.unschedulable: dict[str, QueuedPod] = {}
+        self.scheduling_cycle = 0
+        self._move_request_cycle = -1
+        self._backoff_timer_at: float | None = None
+        self._flush_timer = False
+        self.on_active: Callable[[], None] | None = None
+
+    # ----- adding --------------------------------------------------------------------------
+    def add(self, pod: PodInfo) -> None:
+        """A new pending pod."""
+        now = self.clock.now()
+        qp = QueuedPod(pod, now, now)
+        self._pods[pod.uid] = qp
+        self._to_active_or_gated(qp)
+
+    def _to_active_or_gated(self, qp: QueuedPod) -> None:
+        s = self._pre_enqueue(qp.pod)
+        if not s.is_success():
+            qp.gated = s
+            qp.where = "gated"
+            qp.unschedulable_plugins = {s.plugin} if s.plugin else set()
+            qp.in_unschedulable_since = self.clock.now()
+            self.unschedulable[qp.pod.uid] = qp
+            return
+        qp.gated = None
+        qp.where = "active"
+        self.unschedulable.pop(qp.pod.uid, None)
+        qp.sort_key = self._sort_key(qp.pod, qp.timestamp)
+        heapq.heappush(self._active, (qp.sort_key, next(self._seq), qp))
+        if self.on_active is not None:
+            self.on_active()
+
+    def update(self, pod: PodInfo) -> None:
+        """The pending pod changed: refresh it, and retry it if it was waiting as unschedulable."""
+        qp = self._pods.get(pod.uid)
+        if qp is None:
+            self.add(pod)
+            return
+        qp.pod = pod
+        if qp.where in ("unschedulable", "gated"):
+            self.unschedulable.pop(pod.uid, None)
+            if qp.where == "unschedulable" and self._backoff_expiry(qp) > self.clock.now():
+                self._to_backoff(qp)
+            else:
+                self._to_active_or_gated(qp)
+        elif qp.where == "active":
+            # re-key lazily: push a fresh entry; the stale one is skipped on pop
+            qp.sort_key = self._sort_key(pod, qp.timestamp)
+            heapq.heappush(self._active, (qp.sort_key, next(self._seq), qp))
+
+    def delete(self, uid: str) -> None:
+        """The pod is gone or no longer pending."""
+        qp = self._pods.pop(uid, None)
+        if qp is not None:
+            qp.where = ""
+            self.unschedulable.pop(uid, None)
+
+    def __contains__(self, uid: object) -> bool:
+        return uid in self._pods
+
+    # ----- popping -------------------------------------------------------------------------
+    def pop(self) -> QueuedPod | None:
+        """The next pod to schedule, or None when activeQ is empty."""
+        while self._active:
+            key, _, qp = heapq.heappop(self._active)
+            if qp.where != "active" or key != qp.sort_key or self._pods.get(qp.pod.uid) is not qp:
+                continue
+            qp.where = ""
+            qp.attempts += 1
+            self.scheduling_cycle += 1
+            return qp
+        return None
+
+    def active_len(self) -> int:
+        """Pods waiting in activeQ (upper bound: stale heap entries are counted until popped)."""
+        return len(self._active)
+
+    def done(self, uid: str) -> None:
+        """The pod was scheduled (assumed); forget it."""
+        self.delete(uid)
+
+    # ----- failures ------------------------------------------------------------------------
+    def _backoff_duration(self, qp: QueuedPod) -> float:
+        d = self.initial_backoff
+        for _ in range(1, qp.attempts):
+            d *= 2
+            if d >= self.max_backoff:
+                return self.max_backoff
+        return min(d, self.max_backoff)
+
+    def _backoff_expiry(self, qp: QueuedPod) -> float:
+        return qp.timestamp + self._backoff_duration(qp)
+
+    def add_unschedulable(self, qp: QueuedPod, plugins: set[str], cycle: int, *, error: bool = False) -> None:
+        """Put back a pod whose attempt in ``cycle`` failed (rejected by ``plugins``, or an error)."""
+        if self._pods.get(qp.pod.uid) is not qp:
+            return  # deleted meanwhile
+        now = self.clock.now()
+        qp.timestamp = now
+        qp.unschedulable_plugins = set(plugins)
+        if error or self._move_request_cycle >= cycle:
+            self._to_backoff(qp)
+            return
+        qp.where = "unschedulable"
+        qp.in_unschedulable_since = now
+        self.unschedulable[qp.pod.uid] = qp
+        self._arm_flush()
+
+    def _to_backoff(self, qp: QueuedPod) -> None:
+        expiry = self._backoff_expiry(qp)
+        if expiry <= self.clock.now():
+            self._to_active_or_gated(qp)
+            return
+        qp.where = "backoff"
+        heapq.heappush(self._backoff, (expiry, next(self._seq), qp))
+        self._arm_backoff_timer()
+
+    def _arm_backoff_timer(self) -> None:
+        while self._backoff and self._backoff[0][2].where != "backoff":
+            heapq.heappop(self._backoff)
+        if not self._backoff:
+            return
+        first = self._backoff[0][0]
+        if self._backoff_timer_at is not None and self._backoff_timer_at <= first:
+            return
+        self._backoff_timer_at = first
+        self.clock.call_at(first, self._flush_backoff, 1)
+
+    def _flush_backoff(self) -> None:
+        self._backoff_timer_at = None
+        now = self.clock.now()
+        while self._backoff and self._backoff[0][0] <= now:
+            _, _, qp = heapq.heappop(self._backoff)
+            if qp.where == "backoff" and self._pods.get(qp.pod.uid) is qp:
+                self._to_active_or_gated(qp)
+        self._arm_backoff_timer()
+
+    def _arm_flush(self) -> None:
+        if self._flush_timer:
+            return
+        self._flush_timer = True
+        self.clock.call_at(self.clock.now() + UNSCHEDULABLE_FLUSH_PERIOD, self._flush_unschedulable, 2)
+
+    def _flush_unschedulable(self) -> None:
+        self._flush_timer = False
+        now = self.clock.now()
+        stale = [qp for qp in self.unschedulable.values()
+                 if qp.where == "unschedulable" and now - qp.in_unschedulable_since >= MAX_IN_UNSCHEDULABLE]
+        for qp in stale:
+            self.unschedulable.pop(qp.pod.uid, None)
+            self._move(qp)
+        if any(qp.where == "unschedulable" for qp in self.unschedulable.values()):
+            self._arm_flush()
+
+    def _move(self, qp: QueuedPod) -> None:
+        if self._backoff_expiry(qp) > self.clock.now():
+            self._to_backoff(qp)
+        else:
+            self._to_active_or_gated(qp)
+
+    def move_all(self, resource: str, action: str) -> None:
+        """A cluster event happened: retry the unschedulable pods whose rejecting plugins care about it."""
+        self._move_request_cycle = self.scheduling_cycle
+        if not self.unschedulable:
+            return
+        movable = [qp for qp in self.unschedulable.values()
+                   if qp.where == "unschedulable" and self._interested(qp, resource, action)]
+        for qp in movable:
+            self.unschedulable.pop(qp.pod.uid, None)
+            self._move(qp)
+
+    def pending(self) -> Iterator[QueuedPod]:
+        """Every pod the queue holds (not in flight)."""
+        return (qp for qp in self._pods.values() if qp.where)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self.pending())

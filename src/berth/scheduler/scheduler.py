@@ -1,0 +1,559 @@
+"""The scheduler: informer handlers, the scheduling cycle and the binding cycle.
+
+Single-threaded and event-driven: ``handle_event`` feeds store changes into the cache and the
+queue; ``schedule_one`` pops one pod and runs its whole scheduling cycle and (unless a Permit
+plugin holds it) its binding cycle. Waiting is done with clock timers.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from berth.scheduler.cache import SchedulerCache, is_terminal
+from berth.scheduler.framework.config import SchedulerConfig, parse_config
+from berth.scheduler.framework.cycle_state import CycleState
+from berth.scheduler.framework.nodetable import IntArray, NodeTable
+from berth.scheduler.framework.plugin import NodeStatusMap, ObjectClient
+from berth.scheduler.framework.podinfo import PodInfo
+from berth.scheduler.framework.registry import Registry
+from berth.scheduler.framework.runtime import FilterOutcome, Framework
+from berth.scheduler.framework.status import Code, PluginError, Status
+from berth.scheduler.messages import fit_error_message, scheduled_message
+from berth.scheduler.queue import QueuedPod, SchedulingQueue
+
+POD_KEY = ("", "Pod")
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+
+
+class SchedulerStore(ObjectClient, Protocol):
+    """The store operations the scheduler uses."""
+
+    def bind_pod(self, namespace: str, name: str, node_name: str, *, uid: str | None = None) -> dict[str, Any]: ...
+
+
+class SchedulerClock(Protocol):
+    """The clock operations the scheduler uses."""
+
+    def now(self) -> float: ...
+
+    def call_at(self, when: float, fn: Callable[[], None], priority: int = 0) -> Any: ...
+
+    def call_later(self, delay: float, fn: Callable[[], None], priority: int = 0) -> Any: ...
+
+
+class EventSink(Protocol):
+    """Where the scheduler records Kubernetes Events."""
+
+    def event(
+        self, obj: Mapping[str, Any], type_: str, reason: str, message: str, *, action: str = ""
+    ) -> None: ...
+
+
+def num_feasible_nodes_to_find(percentage: int | None, num_all: int) -> int:
+    """kube's adaptive number of feasible nodes to look for before scoring."""
+    if num_all < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all
+    pct = percentage or 0
+    if pct == 0:
+        pct = max(50 - num_all // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
+    n = num_all * pct // 100
+    return max(n, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+@dataclass(slots=True)
+class SchedulerStats:
+    """Counters of the scheduling loop."""
+
+    attempts: int = 0
+    scheduled: int = 0
+    unschedulable: int = 0
+    errors: int = 0
+    loop_seconds: float = 0.0
+
+
+@dataclass(slots=True)
+class _Waiting:
+    """A pod held at Permit by one or more plugins."""
+
+    sched: Scheduler
+    fw: Framework
+    state: CycleState
+    pod: PodInfo
+    node_name: str
+    qp: QueuedPod
+    cycle: int
+    pending: dict[str, Any] = field(default_factory=dict)  # plugin → timer
+    done: bool = False
+
+    def pending_plugins(self) -> list[str]:
+        return sorted(self.pending)
+
+    def allow(self, plugin: str) -> None:
+        timer = self.pending.pop(plugin, None)
+        if timer is not None:
+            timer.cancel()
+        if not self.pending and not self.done:
+            self.done = True
+            self.sched._finish_wait(self, Status())
+
+    def reject(self, plugin: str, message: str) -> None:
+        if self.done:
+            return
+        self.done = True
+        for t in self.pending.values():
+            t.cancel()
+        self.pending.clear()
+        self.sched._finish_wait(self, Status(Code.UNSCHEDULABLE, (message,), plugin))
+
+
+class _Handle:
+    """The framework Handle the scheduler gives its plugins."""
+
+    def __init__(self, sched: Scheduler) -> None:
+        self._s = sched
+
+    @property
+    def clock(self) -> SchedulerClock:
+        return self._s.clock
+
+    @property
+    def client(self) -> ObjectClient:
+        return self._s.store
+
+    @property
+    def rng(self) -> random.Random:
+        return self._s.rng
+
+    def node_table(self) -> NodeTable:
+        return self._s.cache.table
+
+    def get_waiting_pod(self, uid: str) -> _Waiting | None:
+        return self._s.waiting.get(uid)
+
+    def iterate_waiting_pods(self) -> Iterable[_Waiting]:
+        return list(self._s.waiting.values())
+
+    def record_event(self, obj: Mapping[str, Any], type_: str, reason: str, message: str) -> None:
+        self._s.events.event(obj, type_, reason, message)
+
+    def call_later(self, delay: float, fn: Callable[[], None]) -> None:
+        self._s.clock.call_later(delay, fn)
+
+    def bind_pod(self, pod: PodInfo, node_name: str) -> None:
+        self._s.store.bind_pod(pod.namespace, pod.name, node_name, uid=pod.uid)
+
+
+class Scheduler:
+    """kube-scheduler's core loop over Berth's framework, cache and queue."""
+
+    def __init__(
+        self,
+        store: SchedulerStore,
+        clock: SchedulerClock,
+        events: EventSink,
+        registry: Registry,
+        config: SchedulerConfig | None = None,
+        *,
+        seed: int = 0,
+    ) -> None:
+        self.store = store
+        self.clock = clock
+        self.events = events
+        self.rng = random.Random(seed)
+        self.config = config or parse_config(None)
+        self.cache = SchedulerCache()
+        self.handle = _Handle(self)
+        self.frameworks: dict[str, Framework] = {
+            p.scheduler_name: Framework(
+                p, registry, self.handle, default_percentage=self.config.percentage_of_nodes_to_score
+            )
+            for p in self.config.profiles
+        }
+        first = next(iter(self.frameworks.values()))
+        self.queue = SchedulingQueue(
+            clock,
+            first.queue_sort.sort_key,
+            self._pre_enqueue,
+            initial_backoff=self.config.pod_initial_backoff_seconds,
+            max_backoff=self.config.pod_max_backoff_seconds,
+            interested=self._interested,
+        )
+        self.waiting: dict[str, _Waiting] = {}
+        self.next_start = 0
+        self.stats = SchedulerStats()
+        self.on_decision: Callable[[PodInfo, str, Status], None] | None = None
+
+    # ----- informers -----------------------------------------------------------------------
+    def _pre_enqueue(self, pod: PodInfo) -> Status:
+        fw = self.frameworks.get(pod.scheduler_name)
+        return Status() if fw is None else fw.run_pre_enqueue(pod)
+
+    def _interested(self, qp: QueuedPod, resource: str, action: str) -> bool:
+        fw = self.frameworks.get(qp.pod.scheduler_name)
+        return fw is None or fw.interested(qp.unschedulable_plugins, resource, action)
+
+    def responsible_for(self, pod: Mapping[str, Any]) -> bool:
+        """Whether one of the profiles schedules this pod."""
+        name = (pod.get("spec") or {}).get("schedulerName") or "default-scheduler"
+        return name in self.frameworks
+
+    def handle_event(self, type_: str, obj: Mapping[str, Any]) -> None:
+        """Feed one store change (ADDED / MODIFIED / DELETED) of a Pod or Node."""
+        kind = obj.get("kind")
+        if kind == "Pod":
+            self._on_pod(type_, obj)
+        elif kind == "Node":
+            self._on_node(type_, obj)
+
+    def _on_node(self, type_: str, node: Mapping[str, Any]) -> None:
+        if type_ == "DELETED":
+            self.cache.remove_node(node["metadata"]["name"])
+            return
+        self.cache.set_node(node)
+        self.queue.move_all("Node", "Add" if type_ == "ADDED" else "Update")
+
+    def _on_pod(self, type_: str, pod: Mapping[str, Any]) -> None:
+        meta = pod["metadata"]
+        uid = meta.get("uid", "")
+        node = (pod.get("spec") or {}).get("nodeName")
+        if type_ == "DELETED" or (node and is_terminal(pod)):
+            w = self.waiting.get(uid)
+            if w is not None:
+                w.reject("", "pod deleted while waiting")
+            self.queue.delete(uid)
+            if self.cache.remove_pod(uid) is not None:
+                self.queue.move_all("AssignedPod", "Delete")
+            return
+        if node:
+            self.queue.delete(uid)
+            old = self.cache.pod(uid)
+            if old is not None and old.obj.get("spec") == pod.get("spec") and (
+                (old.obj.get("metadata") or {}).get("labels") == meta.get("labels")
+            ):
+                old.obj = pod
+                if self.cache.is_assumed(uid):
+                    self.cache.set_pod(old, node)
+                return
+            self.cache.set_pod(PodInfo(pod), node)
+            self.queue.move_all("AssignedPod", "Add" if old is None else "Update")
+            return
+        if not self.responsible_for(pod) or meta.get("deletionTimestamp"):
+            return
+        if self.cache.is_assumed(uid) or uid in self.waiting:
+            return
+        if type_ == "ADDED" or uid not in self.queue:
+            self.queue.add(PodInfo(pod))
+            return
+        qp = self.queue._pods.get(uid)
+        if qp is not None and not _pod_spec_changed(qp.pod.obj, pod):
+            qp.pod.obj = pod
+            return
+        self.queue.update(PodInfo(pod))
+
+    # ----- the scheduling cycle ------------------------------------------------------------
+    def schedule_one(self) -> bool:
+        """Schedule the next pod in activeQ; False when there is none."""
+        qp = self.queue.pop()
+        if qp is None:
+            return False
+        t0 = time.perf_counter()
+        try:
+            self._schedule(qp)
+        finally:
+            self.stats.loop_seconds += time.perf_counter() - t0
+        return True
+
+    def run_until_idle(self) -> int:
+        """Schedule until activeQ is empty; returns the number of attempts."""
+        n = 0
+        while self.schedule_one():
+            n += 1
+        return n
+
+    def _schedule(self, qp: QueuedPod) -> None:
+        pod = qp.pod
+        fw = self.frameworks[pod.scheduler_name]
+        cycle = self.queue.scheduling_cycle
+        self.stats.attempts += 1
+        state = CycleState()
+        table = self.cache.table
+        try:
+            node, failure = self._find_node(fw, state, pod, table)
+        except PluginError as e:
+            self._fail(fw, qp, e.status, cycle, error=True)
+            return
+        if node is None:
+            assert failure is not None
+            self._fail(fw, qp, failure, cycle, rejecting=state.get("berth/unschedulable-plugins", set()))
+            return
+        self._assume_and_bind(fw, qp, state, pod, node, cycle)
+
+    def _find_node(
+        self, fw: Framework, state: CycleState, pod: PodInfo, table: NodeTable
+    ) -> tuple[str | None, Status | None]:
+        n = table.size
+        if n == 0:
+            return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("no nodes available to schedule pods",))
+        pre, s, narrowed_by = fw.run_pre_filter(state, pod, table)
+        if not s.is_success():
+            msg = fit_error_message(n, prefilter_msg=s.message)
+            state.write("berth/unschedulable-plugins", {s.plugin} | narrowed_by)
+            return None, self._post_filter(fw, state, pod, n, Status(s.code, (msg,), s.plugin), NodeStatusMap(absent=s))
+        if pre.node_names is not None:
+            candidates = np.zeros(n, dtype=np.bool_)
+            for name in pre.node_names:
+                i = table.index.get(name)
+                if i is not None:
+                    candidates[i] = True
+        else:
+            candidates = np.ones(n, dtype=np.bool_)
+        outcome = fw.run_filters(state, pod, table, candidates)
+        feasible = self._sample(fw, outcome.passed, pre.node_names is not None)
+        if feasible.size == 0:
+            reasons: list[str] = []
+            plugins: set[str] = set(narrowed_by)
+            statuses = NodeStatusMap()
+            codes = outcome.status_codes
+            failed = np.flatnonzero(codes >= 0)
+            if failed.size:
+                per_status = np.bincount(codes[failed], minlength=len(outcome.statuses))
+                for k, st in enumerate(outcome.statuses):
+                    c = int(per_status[k])
+                    if c:
+                        reasons.extend(r for r in st.reasons for _ in range(c))
+                        plugins.add(st.plugin)
+                names = table.names
+                for i in failed:
+                    statuses.statuses[names[i]] = outcome.statuses[int(codes[i])]
+            if pre.node_names is not None:
+                statuses.absent = Status(
+                    Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                    ("node(s) didn't satisfy plugin(s) [" + " ".join(sorted(narrowed_by)) + "]",),
+                )
+            state.write("berth/unschedulable-plugins", plugins)
+            msg = fit_error_message(n, reasons)
+            return None, self._post_filter(fw, state, pod, n, Status(Code.UNSCHEDULABLE, (msg,)), statuses)
+        if feasible.size == 1:
+            return table.names[int(feasible[0])], None
+        scores = fw.run_scores(state, pod, table, feasible)
+        return table.names[int(feasible[self._select(scores.total)])], None
+
+    def _post_filter(
+        self, fw: Framework, state: CycleState, pod: PodInfo, n: int, fit: Status, statuses: NodeStatusMap
+    ) -> Status:
+        if not fw.post_filter_plugins:
+            return fit
+        result, s = fw.run_post_filter(state, pod, statuses)
+        if s.is_success() and result is not None and result.nominated_node_name:
+            state.write("berth/nominated-node", result.nominated_node_name)
+        if s.message:
+            return Status(fit.code, (fit.message + " " + s.message.rstrip(".") + ".",), fit.plugin)
+        return fit
+
+    def _sample(self, fw: Framework, passed: np.ndarray[Any, Any], narrowed: bool) -> IntArray:
+        """The feasible rows kube would have found, walking from the round-robin start."""
+        n = len(passed)
+        all_feasible = np.flatnonzero(passed)
+        to_find = num_feasible_nodes_to_find(fw.percentage_of_nodes_to_score, n)
+        start = self.next_start % n if n else 0
+        if narrowed or start == 0:
+            ordered = all_feasible
+        else:
+            split = int(np.searchsorted(all_feasible, start))
+            ordered = np.concatenate((all_feasible[split:], all_feasible[:split]))
+        if ordered.size > to_find:
+            ordered = ordered[:to_find]
+            processed = int((ordered[-1] - start) % n) + 1
+        else:
+            processed = n
+        self.next_start = (self.next_start + processed) % n if n else 0
+        return ordered
+
+    def _select(self, total: IntArray) -> int:
+        """Index of the highest total; ties broken uniformly with the seeded RNG."""
+        best = int(total.max())
+        ties = np.flatnonzero(total == best)
+        if ties.size == 1:
+            return int(ties[0])
+        return int(ties[self.rng.randrange(ties.size)])
+
+    # ----- assume / reserve / permit / bind ------------------------------------------------
+    def _assume_and_bind(
+        self, fw: Framework, qp: QueuedPod, state: CycleState, pod: PodInfo, node: str, cycle: int
+    ) -> None:
+        self.cache.assume(pod, node)
+        s = fw.run_reserve(state, pod, node)
+        if not s.is_success():
+            fw.run_unreserve(state, pod, node)
+            self.cache.forget(pod)
+            self._fail(fw, qp, s, cycle, error=s.code == Code.ERROR)
+            return
+        s, waits = fw.run_permit(state, pod, node)
+        if s.code == Code.WAIT:
+            w = _Waiting(self, fw, state, pod, node, qp, cycle)
+            for plugin, timeout in waits.items():
+                w.pending[plugin] = self.clock.call_later(timeout, _timeout_cb(w, plugin, timeout))
+            self.waiting[pod.uid] = w
+            self.queue.done(pod.uid)
+            return
+        if not s.is_success():
+            fw.run_unreserve(state, pod, node)
+            self.cache.forget(pod)
+            self._fail(fw, qp, s, cycle, error=s.code == Code.ERROR)
+            return
+        self.queue.done(pod.uid)
+        self._bind(fw, qp, state, pod, node, cycle)
+
+    def _finish_wait(self, w: _Waiting, s: Status) -> None:
+        self.waiting.pop(w.pod.uid, None)
+        qp, cycle = w.qp, w.cycle
+        if s.is_success():
+            self._bind(w.fw, qp, w.state, w.pod, w.node_name, cycle)
+            return
+        w.fw.run_unreserve(w.state, w.pod, w.node_name)
+        self.cache.forget(w.pod)
+        self.queue.move_all("AssignedPod", "Delete")
+        self._requeue(qp)
+        self._fail(w.fw, qp, s, cycle)
+
+    def _requeue(self, qp: QueuedPod) -> None:
+        """Make a pod that left the queue (waiting/binding) known to it again."""
+        if qp.pod.uid not in self.queue:
+            self.queue._pods[qp.pod.uid] = qp
+
+    def _bind(self, fw: Framework, qp: QueuedPod, state: CycleState, pod: PodInfo, node: str, cycle: int) -> None:
+        s = fw.run_pre_bind(state, pod, node)
+        if s.is_success():
+            s = fw.run_bind(state, pod, node)
+            if s.is_skip():
+                s = Status(Code.ERROR, ("no bind plugin bound the pod",))
+        if not s.is_success():
+            fw.run_unreserve(state, pod, node)
+            self.cache.forget(pod)
+            self.queue.move_all("AssignedPod", "Delete")
+            self._requeue(qp)
+            self._fail(fw, qp, s, cycle, error=s.code == Code.ERROR)
+            return
+        self.stats.scheduled += 1
+        self.events.event(pod.obj, "Normal", "Scheduled", scheduled_message(pod.namespace, pod.name, node),
+                          action="Binding")
+        fw.run_post_bind(state, pod, node)
+        if self.on_decision is not None:
+            self.on_decision(pod, node, s)
+
+    # ----- failures ------------------------------------------------------------------------
+    def _fail(
+        self,
+        fw: Framework,
+        qp: QueuedPod,
+        s: Status,
+        cycle: int,
+        *,
+        error: bool = False,
+        rejecting: set[str] | frozenset[str] = frozenset(),
+    ) -> None:
+        pod = qp.pod
+        if error:
+            self.stats.errors += 1
+        else:
+            self.stats.unschedulable += 1
+        plugins: set[str] = {s.plugin} if s.plugin else set()
+        msg = s.message
+        reason = "SchedulerError" if error else "Unschedulable"
+        try:
+            current = self.store.get(POD_KEY, pod.namespace, pod.name)
+        except LookupError:
+            self.queue.delete(pod.uid)
+            return
+        except Exception as e:  # store NotFound types live above us; treat a missing pod as gone
+            if type(e).__name__ == "NotFound":
+                self.queue.delete(pod.uid)
+                return
+            raise
+        if (current.get("metadata") or {}).get("uid") != pod.uid:
+            self.queue.delete(pod.uid)
+            return
+        self.events.event(current, "Warning", "FailedScheduling", msg, action="Scheduling")
+        self._set_condition(current, reason, msg)
+        self.queue.add_unschedulable(qp, plugins | rejecting, cycle, error=error)
+        if self.on_decision is not None:
+            self.on_decision(pod, "", s)
+
+    def _set_condition(self, pod: Mapping[str, Any], reason: str, message: str) -> None:
+        status = pod.get("status") or {}
+        conditions = list(status.get("conditions") or [])
+        for c in conditions:
+            if c.get("type") == "PodScheduled":
+                if c.get("status") == "False" and c.get("reason") == reason and c.get("message") == message:
+                    return
+                break
+        now = _rfc3339(self.store, self.clock)
+        new = {
+            "type": "PodScheduled",
+            "status": "False",
+            "lastProbeTime": None,
+            "lastTransitionTime": now,
+            "reason": reason,
+            "message": message,
+        }
+        out = []
+        replaced = False
+        for c in conditions:
+            if c.get("type") == "PodScheduled":
+                if c.get("status") == "False":
+                    new["lastTransitionTime"] = c.get("lastTransitionTime", now)
+                out.append(new)
+                replaced = True
+            else:
+                out.append(c)
+        if not replaced:
+            out.append(new)
+        patch: dict[str, Any] = {"status": {"conditions": out}}
+        if not status.get("phase"):
+            patch["status"]["phase"] = "Pending"
+        self.store.patch(POD_KEY, pod["metadata"]["namespace"], pod["metadata"]["name"], patch,
+                         subresource="status")
+
+
+def _timeout_cb(w: _Waiting, plugin: str, timeout: float) -> Callable[[], None]:
+    def fire() -> None:
+        w.pending.pop(plugin, None)
+        w.reject(plugin, f"rejected due to timeout after waiting {_go_duration(timeout)} at plugin {plugin}")
+
+    return fire
+
+
+def _go_duration(seconds: float) -> str:
+    """Format seconds as Go's time.Duration String() does for whole and fractional seconds."""
+    if seconds == int(seconds):
+        s = int(seconds)
+        h, rem = divmod(s, 3600)
+        m, sec = divmod(rem, 60)
+        if h:
+            return f"{h}h{m}m{sec}s"
+        if m:
+            return f"{m}m{sec}s"
+        return f"{sec}s"
+    return f"{seconds:g}s"
+
+
+def _rfc3339(store: Any, clock: SchedulerClock) -> str:
+    fmt = getattr(store, "timestamp", None)
+    if callable(fmt):
+        return str(fmt())
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(clock.now()))
+
+
+def _pod_spec_changed(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+    """Whether an update changed more than status/resourceVersion (kube's isPodUpdated)."""
+    if old.get("spec") != new.get("spec"):
+        return True
+    om, nm = old.get("metadata") or {}, new.get("metadata") or {}
+    return om.get("labels") != nm.get("labels") or om.get("annotations") != nm.get("annotations")

@@ -1,0 +1,157 @@
+"""The simulation engine: embedded store, virtual clock, scheduler, kubelet and the event loop.
+
+Everything runs single-threaded: store writes are buffered as watch events and dispatched to the
+components; the scheduler works while it has pods in activeQ; then the clock jumps to the next timer.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from berth.api.kinds import lookup_kind
+from berth.api.manifest import Manifest
+from berth.clock import SimClock
+from berth.controllers.kubelet import SimKubelet
+from berth.scheduler.framework.config import SchedulerConfig
+from berth.scheduler.builtin import builtin_registry
+from berth.scheduler.scheduler import Scheduler
+from berth.sim.scenario import ObjectRef, Plan, Step, build_plan
+from berth.store import MemoryStore, NotFound, StoreError, WatchEvent
+from berth.store.admission import namespace_autoprovision, pod_admission
+from berth.store.events import EventRecorder
+
+DEFAULT_TAIL = 600.0
+
+
+@dataclass(slots=True)
+class RunResult:
+    """What a finished run reports."""
+
+    virtual_seconds: float
+    wall_seconds: float
+    scheduling_seconds: float
+    attempts: int
+    scheduled: int
+    unschedulable_attempts: int
+    errors: int
+
+
+class Simulation:
+    """An in-process cluster on a virtual clock."""
+
+    def __init__(self, *, config: SchedulerConfig | None = None, seed: int = 0) -> None:
+        self.clock = SimClock()
+        self.store = MemoryStore(clock=self.clock, seed=seed)
+        self.store.add_admission(namespace_autoprovision(self.store))
+        self.store.add_admission(pod_admission(self.store))
+        self.events = EventRecorder(self.store)
+        self.scheduler = Scheduler(self.store, self.clock, self.events, builtin_registry(), config, seed=seed)
+        self.kubelet = SimKubelet(self.store, self.clock, is_not_found=lambda e: isinstance(e, NotFound))
+        self._pending: deque[WatchEvent] = deque()
+        self._unsubscribe = self.store.subscribe(self._pending.append)
+        self.step_errors: list[str] = []
+        self.on_step: Callable[[Step], None] | None = None
+
+    # ----- applying steps ------------------------------------------------------------------
+    def apply_step(self, step: Step) -> None:
+        """Create, delete and patch the objects of one step."""
+        for obj in step.create:
+            try:
+                self.store.create(obj)
+            except StoreError as e:
+                self._refused(step, e)
+        for ref in step.delete:
+            try:
+                self.store.delete(_key(ref), ref.namespace or _default_ns(ref), ref.name)
+            except StoreError as e:
+                self._refused(step, e)
+        for ref, patch in step.patch:
+            key = _key(ref)
+            ns = ref.namespace or _default_ns(ref)
+            body = {k: v for k, v in patch.items() if k != "status"}
+            try:
+                if body:
+                    self.store.patch(key, ns, ref.name, body)
+                if "status" in patch:
+                    self.store.patch(key, ns, ref.name, {"status": patch["status"]}, subresource="status")
+            except StoreError as e:
+                self._refused(step, e)
+        if self.on_step is not None:
+            self.on_step(step)
+
+    def _refused(self, step: Step, e: StoreError) -> None:
+        """The API refused a step's request; the run goes on, as kubectl apply would for that object."""
+        self.step_errors.append(f"at {step.at:g}s: Error from server ({e.reason}): {e}")
+
+    # ----- the loop ------------------------------------------------------------------------
+    def _dispatch(self) -> bool:
+        if not self._pending:
+            return False
+        sched, kubelet = self.scheduler, self.kubelet
+        while self._pending:
+            ev = self._pending.popleft()
+            obj = ev.object
+            kind = obj.get("kind")
+            if kind == "Pod":
+                sched.handle_event(ev.type, obj)
+                kubelet.handle_event(ev.type, obj)
+            elif kind == "Node":
+                sched.handle_event(ev.type, obj)
+        return True
+
+    def run_until_idle(self) -> None:
+        """Process events and schedule until nothing is ready at the current virtual time."""
+        while True:
+            self._dispatch()
+            if self.scheduler.schedule_one():
+                continue
+            if not self._pending:
+                return
+
+    def run(self, plan: Plan, until: float | None = None) -> RunResult:
+        """Run ``plan`` to ``until`` (default: the plan's own end, else 10 minutes after its last step)."""
+        end = until if until is not None else plan.until
+        if end is None:
+            end = plan.last_step_at + DEFAULT_TAIL
+        for step in plan.steps:
+            self.clock.call_at(step.at, _bound(self.apply_step, step), -1)
+        t0 = time.perf_counter()
+        while True:
+            self.run_until_idle()
+            nxt = self.clock.peek()
+            if nxt is None or nxt > end:
+                break
+            self.clock.step()
+        self.clock.run(until=end)  # advances the time; nothing left to run before ``end``
+        self.run_until_idle()
+        wall = time.perf_counter() - t0
+        st = self.scheduler.stats
+        return RunResult(end, wall, st.loop_seconds, st.attempts, st.scheduled, st.unschedulable, st.errors)
+
+    def run_manifests(self, manifests: Sequence[Manifest], until: float | None = None) -> RunResult:
+        """Build the plan from loaded manifests and run it."""
+        return self.run(build_plan(manifests), until)
+
+    def objects(self) -> list[dict[str, Any]]:
+        """Every object in the store, sorted by kind, namespace, name."""
+        return self.store.all_objects()
+
+
+def _bound(fn: Callable[[Step], None], step: Step) -> Callable[[], None]:
+    return lambda: fn(step)
+
+
+def _key(ref: ObjectRef) -> tuple[str, str]:
+    group = ref.api_version.rsplit("/", 1)[0] if "/" in ref.api_version else ""
+    return (group, ref.kind)
+
+
+def _default_ns(ref: ObjectRef) -> str:
+    try:
+        return "default" if lookup_kind(ref.api_version, ref.kind).namespaced else ""
+    except KeyError:
+        return ""

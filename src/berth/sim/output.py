@@ -1,0 +1,233 @@
+"""Printing objects as kubectl does: JSON/YAML lists and per-kind tables."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime, timezone
+from typing import Any
+
+import yaml
+
+from berth.api.kinds import lookup_kind
+
+Row = list[str]
+
+
+def as_list(objects: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """A ``v1 List`` of the objects."""
+    return {"apiVersion": "v1", "kind": "List", "items": list(objects), "metadata": {"resourceVersion": ""}}
+
+
+def to_json(objects: Sequence[Mapping[str, Any]]) -> str:
+    """The objects as one indented JSON ``List`` (as ``kubectl get -o json``)."""
+    return json.dumps(as_list(objects), indent=4, ensure_ascii=False) + "\n"
+
+
+def to_yaml(objects: Sequence[Mapping[str, Any]]) -> str:
+    """The objects as one YAML ``List``."""
+    return str(yaml.safe_dump(as_list(objects), sort_keys=False, default_flow_style=False))
+
+
+def _parse_time(ts: str | None) -> datetime | None:
+    if not ts:
+        return None
+    return datetime.strptime(ts, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+
+
+def human_duration(seconds: float) -> str:
+    """kubectl's age format (``HumanDuration``): 45s, 5m30s, 3h, 2d4h, ..."""
+    s = int(seconds)
+    if s < 0:
+        s = 0
+    if s < 120:
+        return f"{s}s"
+    m = s // 60
+    if m < 10:
+        return f"{m}m{s % 60}s" if s % 60 else f"{m}m"
+    if m < 180:
+        return f"{m}m"
+    h = s // 3600
+    if h < 8:
+        return f"{h}h{m % 60}m" if m % 60 else f"{h}h"
+    if h < 48:
+        return f"{h}h"
+    d = h // 24
+    if h < 24 * 8:
+        return f"{d}d{h % 24}h" if h % 24 else f"{d}d"
+    if h < 24 * 365 * 2:
+        return f"{d}d"
+    return f"{d // 365}y"
+
+
+def _age(obj: Mapping[str, Any], now: datetime) -> str:
+    t = _parse_time((obj.get("metadata") or {}).get("creationTimestamp"))
+    return "<unknown>" if t is None else human_duration((now - t).total_seconds())
+
+
+def pod_status_text(pod: Mapping[str, Any]) -> str:
+    """The STATUS column of ``kubectl get pods``."""
+    meta = pod.get("metadata") or {}
+    status = pod.get("status") or {}
+    if meta.get("deletionTimestamp"):
+        return "Terminating"
+    phase = status.get("phase") or "Pending"
+    if phase == "Succeeded":
+        return "Completed"
+    if phase == "Failed":
+        return status.get("reason") or "Error"
+    if phase == "Pending":
+        for c in status.get("conditions") or []:
+            if c.get("type") == "PodScheduled" and c.get("reason") == "SchedulingGated":
+                return "SchedulingGated"
+    return str(status.get("reason") or phase)
+
+
+def _pod_ready(pod: Mapping[str, Any]) -> str:
+    containers = (pod.get("spec") or {}).get("containers") or []
+    statuses = (pod.get("status") or {}).get("containerStatuses") or []
+    ready = sum(1 for c in statuses if c.get("ready"))
+    return f"{ready}/{len(containers)}"
+
+
+def _node_status(node: Mapping[str, Any]) -> str:
+    spec = node.get("spec") or {}
+    conds = (node.get("status") or {}).get("conditions") or []
+    ready = "Ready"
+    for c in conds:
+        if c.get("type") == "Ready" and c.get("status") != "True":
+            ready = "NotReady"
+    if spec.get("unschedulable"):
+        ready += ",SchedulingDisabled"
+    return ready
+
+
+def _roles(node: Mapping[str, Any]) -> str:
+    labels = (node.get("metadata") or {}).get("labels") or {}
+    roles = sorted(k.split("/", 1)[1] for k in labels if k.startswith("node-role.kubernetes.io/") and "/" in k)
+    return ",".join(roles) or "<none>"
+
+
+Columns = tuple[list[str], Callable[[Mapping[str, Any], datetime], Row]]
+
+
+def _pod_columns(wide: bool) -> Columns:
+    head = ["NAMESPACE", "NAME", "READY", "STATUS", "RESTARTS", "AGE", "NODE"]
+    if wide:
+        head += ["NOMINATED NODE", "PRIORITY"]
+
+    def row(p: Mapping[str, Any], now: datetime) -> Row:
+        meta, spec, status = p.get("metadata") or {}, p.get("spec") or {}, p.get("status") or {}
+        r = [meta.get("namespace", ""), meta.get("name", ""), _pod_ready(p), pod_status_text(p),
+             str(sum(int(c.get("restartCount", 0)) for c in status.get("containerStatuses") or [])),
+             _age(p, now), spec.get("nodeName") or "<none>"]
+        if wide:
+            r += [status.get("nominatedNodeName") or "<none>", str(spec.get("priority", 0))]
+        return r
+
+    return head, row
+
+
+def _node_columns(wide: bool) -> Columns:
+    head = ["NAME", "STATUS", "ROLES", "AGE", "VERSION"]
+    if wide:
+        head += ["TAINTS"]
+
+    def row(n: Mapping[str, Any], now: datetime) -> Row:
+        info = ((n.get("status") or {}).get("nodeInfo") or {})
+        r = [n["metadata"]["name"], _node_status(n), _roles(n), _age(n, now), info.get("kubeletVersion", "")]
+        if wide:
+            taints = (n.get("spec") or {}).get("taints") or []
+            r.append(",".join(f"{t.get('key')}{'=' + t['value'] if t.get('value') else ''}:{t.get('effect')}"
+                              for t in taints) or "<none>")
+        return r
+
+    return head, row
+
+
+def _event_columns(wide: bool) -> Columns:
+    head = ["NAMESPACE", "LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]
+
+    def row(e: Mapping[str, Any], now: datetime) -> Row:
+        last = _parse_time(e.get("lastTimestamp"))
+        inv = e.get("involvedObject") or {}
+        return [(e.get("metadata") or {}).get("namespace", ""),
+                human_duration((now - last).total_seconds()) if last else "<unknown>",
+                e.get("type", ""), e.get("reason", ""), f"{str(inv.get('kind', '')).lower()}/{inv.get('name', '')}",
+                e.get("message", "")]
+
+    return head, row
+
+
+def _pc_columns(wide: bool) -> Columns:
+    head = ["NAME", "VALUE", "GLOBAL-DEFAULT", "AGE", "PREEMPTIONPOLICY"]
+
+    def row(o: Mapping[str, Any], now: datetime) -> Row:
+        return [o["metadata"]["name"], str(o.get("value", 0)), str(bool(o.get("globalDefault"))).lower(),
+                _age(o, now), o.get("preemptionPolicy") or "PreemptLowerPriority"]
+
+    return head, row
+
+
+def _ns_columns(wide: bool) -> Columns:
+    def row(o: Mapping[str, Any], now: datetime) -> Row:
+        return [o["metadata"]["name"], (o.get("status") or {}).get("phase", "Active"), _age(o, now)]
+
+    return ["NAME", "STATUS", "AGE"], row
+
+
+def _generic_columns(namespaced: bool) -> Columns:
+    head = (["NAMESPACE"] if namespaced else []) + ["NAME", "AGE"]
+
+    def row(o: Mapping[str, Any], now: datetime) -> Row:
+        meta = o.get("metadata") or {}
+        return ([meta.get("namespace", "")] if namespaced else []) + [meta.get("name", ""), _age(o, now)]
+
+    return head, row
+
+
+TABLES: dict[str, Callable[[bool], Columns]] = {
+    "Node": _node_columns,
+    "Pod": _pod_columns,
+    "Event": _event_columns,
+    "PriorityClass": _pc_columns,
+    "Namespace": _ns_columns,
+}
+
+ORDER = ["Namespace", "PriorityClass", "Node", "Pod", "Event"]
+
+
+def render_table(head: list[str], rows: list[Row]) -> str:
+    """Columns padded as kubectl prints them (three spaces between columns)."""
+    widths = [len(h) for h in head]
+    for r in rows:
+        for i, c in enumerate(r):
+            widths[i] = max(widths[i], len(c))
+    lines = []
+    for r in [head, *rows]:
+        lines.append("   ".join(c.ljust(widths[i]) for i, c in enumerate(r)).rstrip())
+    return "\n".join(lines) + "\n"
+
+
+def to_tables(objects: Sequence[Mapping[str, Any]], now_ts: str, *, wide: bool = False) -> str:
+    """One kubectl-style table per kind, separated by blank lines."""
+    now = _parse_time(now_ts) or datetime.now(timezone.utc)
+    by_kind: dict[str, list[Mapping[str, Any]]] = {}
+    for o in objects:
+        by_kind.setdefault(str(o.get("kind", "")), []).append(o)
+    kinds = sorted(by_kind, key=lambda k: (ORDER.index(k) if k in ORDER else len(ORDER), k))
+    parts = []
+    for kind in kinds:
+        items = by_kind[kind]
+        if kind in TABLES:
+            head, row = TABLES[kind](wide)
+        else:
+            try:
+                namespaced = lookup_kind(str(items[0].get("apiVersion", "")), kind).namespaced
+            except KeyError:
+                namespaced = bool((items[0].get("metadata") or {}).get("namespace"))
+            head, row = _generic_columns(namespaced)
+        if kind == "Event":
+            items = sorted(items, key=lambda e: (e.get("lastTimestamp") or "", (e.get("metadata") or {}).get("name", "")))
+        parts.append(render_table(head, [row(o, now) for o in items]))
+    return "\n".join(parts)

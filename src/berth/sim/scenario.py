@@ -1,0 +1,139 @@
+"""Berth's Scenario format: timed create / delete / patch steps over Kubernetes objects.
+
+Plain objects read alongside a Scenario count as a step at 0s, in the order they were read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from berth.api.errors import InvalidObjectError
+from berth.api.manifest import Manifest
+from berth.api.validation import validate_object
+from berth.api.wellknown import parse_duration
+
+SCENARIO_API_VERSION = "berth.dev/v1alpha1"
+SCENARIO_KIND = "Scenario"
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectRef:
+    """Names an object to delete or patch."""
+
+    api_version: str
+    kind: str
+    namespace: str
+    name: str
+
+
+@dataclass(slots=True)
+class Step:
+    """What happens at one virtual time."""
+
+    at: float
+    create: list[dict[str, Any]] = field(default_factory=list)
+    delete: list[ObjectRef] = field(default_factory=list)
+    patch: list[tuple[ObjectRef, dict[str, Any]]] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Plan:
+    """All steps of a run in time order, and the scenario's own end time if it gave one."""
+
+    steps: list[Step]
+    until: float | None = None
+
+    @property
+    def last_step_at(self) -> float:
+        """Time of the last step (0 when there is none)."""
+        return max((s.at for s in self.steps), default=0.0)
+
+
+def _is_scenario(obj: Mapping[str, Any]) -> bool:
+    return obj.get("apiVersion") == SCENARIO_API_VERSION and obj.get("kind") == SCENARIO_KIND
+
+
+def _duration(value: Any, name: str, path: str, source: str) -> float:
+    if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
+        return float(value)
+    try:
+        if isinstance(value, str):
+            d = parse_duration(value)
+            if d >= 0:
+                return d
+    except ValueError:
+        pass
+    raise InvalidObjectError(SCENARIO_KIND, name, path, value, f'Invalid value: "{value}": not a duration',
+                             source=source)
+
+
+def _ref(d: Any, name: str, path: str, source: str) -> ObjectRef:
+    if not isinstance(d, Mapping):
+        raise InvalidObjectError(SCENARIO_KIND, name, path, d, "Invalid value: must be an object", source=source)
+    for f in ("apiVersion", "kind", "name"):
+        if not isinstance(d.get(f), str) or not d.get(f):
+            raise InvalidObjectError(SCENARIO_KIND, name, f"{path}.{f}", d.get(f), "Required value", source=source)
+    return ObjectRef(d["apiVersion"], d["kind"], str(d.get("namespace") or ""), d["name"])
+
+
+def _scenario_steps(obj: Mapping[str, Any], source: str) -> tuple[list[Step], float | None]:
+    name = str((obj.get("metadata") or {}).get("name", ""))
+    spec = obj.get("spec") or {}
+    if not isinstance(spec, Mapping):
+        raise InvalidObjectError(SCENARIO_KIND, name, "spec", spec, "Invalid value: must be an object", source=source)
+    until = _duration(spec["until"], name, "spec.until", source) if spec.get("until") is not None else None
+    raw_steps = spec.get("steps") or []
+    if not isinstance(raw_steps, list):
+        raise InvalidObjectError(SCENARIO_KIND, name, "spec.steps", raw_steps, "Invalid value: must be a list",
+                                 source=source)
+    steps: list[Step] = []
+    for i, st in enumerate(raw_steps):
+        path = f"spec.steps[{i}]"
+        if not isinstance(st, Mapping):
+            raise InvalidObjectError(SCENARIO_KIND, name, path, st, "Invalid value: must be an object", source=source)
+        if "at" not in st:
+            raise InvalidObjectError(SCENARIO_KIND, name, f"{path}.at", None, "Required value", source=source)
+        unknown = sorted(set(st) - {"at", "create", "delete", "patch"})
+        if unknown:
+            raise InvalidObjectError(SCENARIO_KIND, name, f"{path}.{unknown[0]}", unknown[0],
+                                     f'Unsupported value: "{unknown[0]}": supported values: "at", "create", '
+                                     '"delete", "patch"', source=source)
+        step = Step(_duration(st["at"], name, f"{path}.at", source))
+        for j, o in enumerate(st.get("create") or []):
+            if not isinstance(o, Mapping):
+                raise InvalidObjectError(SCENARIO_KIND, name, f"{path}.create[{j}]", o,
+                                         "Invalid value: must be an object", source=source)
+            o = dict(o)
+            validate_object(o, source=source)
+            step.create.append(o)
+        for j, d in enumerate(st.get("delete") or []):
+            step.delete.append(_ref(d, name, f"{path}.delete[{j}]", source))
+        for j, p in enumerate(st.get("patch") or []):
+            ref = _ref(p, name, f"{path}.patch[{j}]", source)
+            body = p.get("patch")
+            if not isinstance(body, Mapping):
+                raise InvalidObjectError(SCENARIO_KIND, name, f"{path}.patch[{j}].patch", body, "Required value",
+                                         source=source)
+            step.patch.append((ref, dict(body)))
+        steps.append(step)
+    return steps, until
+
+
+def build_plan(manifests: Sequence[Manifest]) -> Plan:
+    """Turn loaded manifests (objects and Scenarios) into a time-ordered Plan."""
+    steps: list[Step] = []
+    until: float | None = None
+    for m in manifests:
+        if _is_scenario(m.obj):
+            sc_steps, sc_until = _scenario_steps(m.obj, m.source)
+            steps.extend(sc_steps)
+            if sc_until is not None:
+                until = sc_until if until is None else max(until, sc_until)
+        elif steps and steps[-1].at == 0.0 and not steps[-1].delete and not steps[-1].patch:
+            steps[-1].create.append(m.obj)
+        else:
+            steps.append(Step(0.0, [m.obj]))
+    steps.sort(key=lambda s: s.at)  # stable: same-time steps keep their read order
+    return Plan(steps, until)

@@ -1,0 +1,139 @@
+"""Admission on pod creation, as the API server's built-in plugins do it.
+
+* Priority: ``spec.priority`` from ``priorityClassName`` (or the ``globalDefault`` PriorityClass);
+  an unknown class name refuses the pod.
+* Defaults the scheduler relies on: ``schedulerName``, ``terminationGracePeriodSeconds``,
+  ``restartPolicy``, ``preemptionPolicy``, ``status.phase: Pending``.
+* NamespaceAutoProvision: a namespaced object's namespace is created on first use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from berth.api.kinds import lookup_kind
+from berth.store.errors import Forbidden, NotFound
+
+PRIORITY_CLASS_KEY = ("scheduling.k8s.io", "PriorityClass")
+NAMESPACE_KEY = ("", "Namespace")
+
+SYSTEM_PRIORITY_CLASSES: dict[str, int] = {
+    "system-cluster-critical": 2000000000,
+    "system-node-critical": 2000001000,
+}
+
+
+class AdmissionStore(Protocol):
+    """The store operations admission needs."""
+
+    def get(self, key: tuple[str, str], namespace: str, name: str) -> dict[str, Any]: ...
+
+    def list(
+        self,
+        key: tuple[str, str],
+        namespace: str | None = None,
+        *,
+        label_selector: Any = None,
+        field_selector: str | None = None,
+    ) -> tuple[list[dict[str, Any]], str]: ...
+
+    def create(self, obj: dict[str, Any]) -> dict[str, Any]: ...
+
+
+def _resolve_priority(store: AdmissionStore, pod: dict[str, Any]) -> None:
+    spec = pod.setdefault("spec", {})
+    name = pod["metadata"]["name"]
+    class_name = spec.get("priorityClassName")
+    value: int
+    policy = "PreemptLowerPriority"
+    if class_name:
+        if class_name in SYSTEM_PRIORITY_CLASSES:
+            value = SYSTEM_PRIORITY_CLASSES[class_name]
+        else:
+            try:
+                pc = store.get(PRIORITY_CLASS_KEY, "", class_name)
+            except NotFound:
+                raise Forbidden(
+                    f'pods "{name}" is forbidden: no PriorityClass with name {class_name} was found'
+                ) from None
+            value = int(pc.get("value", 0))
+            policy = pc.get("preemptionPolicy") or policy
+    else:
+        items, _ = store.list(PRIORITY_CLASS_KEY)
+        defaults = [pc for pc in items if pc.get("globalDefault")]
+        if defaults:
+            pc = min(defaults, key=lambda p: int(p.get("value", 0)))
+            spec["priorityClassName"] = pc["metadata"]["name"]
+            value = int(pc.get("value", 0))
+            policy = pc.get("preemptionPolicy") or policy
+        else:
+            value = 0
+    given = spec.get("priority")
+    if given is not None and given != value:
+        raise Forbidden(
+            f'pods "{name}" is forbidden: the integer value of priority ({given}) must not be provided in pod '
+            f"spec; priority admission controller computed {value} from the given PriorityClass name"
+        )
+    spec["priority"] = value
+    spec.setdefault("preemptionPolicy", policy)
+
+
+def _default_pod(pod: dict[str, Any]) -> None:
+    spec = pod.setdefault("spec", {})
+    spec.setdefault("schedulerName", "default-scheduler")
+    spec.setdefault("terminationGracePeriodSeconds", 30)
+    spec.setdefault("restartPolicy", "Always")
+    status = pod.setdefault("status", {})
+    status.setdefault("phase", "Pending")
+
+
+def pod_admission(
+    store: AdmissionStore,
+) -> Callable[[str, dict[str, Any], dict[str, Any] | None], dict[str, Any]]:
+    """The admission function for pods (priority resolution and scheduling defaults)."""
+
+    def admit(operation: str, obj: dict[str, Any], old: dict[str, Any] | None) -> dict[str, Any]:
+        if operation != "CREATE" or obj.get("kind") != "Pod" or obj.get("apiVersion") != "v1":
+            return obj
+        _default_pod(obj)
+        _resolve_priority(store, obj)
+        return obj
+
+    return admit
+
+
+def namespace_autoprovision(
+    store: AdmissionStore,
+) -> Callable[[str, dict[str, Any], dict[str, Any] | None], dict[str, Any]]:
+    """The admission function that creates a missing namespace for a namespaced object."""
+    known: set[str] = set()
+
+    def admit(operation: str, obj: dict[str, Any], old: dict[str, Any] | None) -> dict[str, Any]:
+        if operation != "CREATE":
+            return obj
+        try:
+            info = lookup_kind(obj.get("apiVersion", ""), obj.get("kind", ""))
+        except KeyError:
+            return obj
+        if not info.namespaced:
+            return obj
+        ns = (obj.get("metadata") or {}).get("namespace") or "default"
+        if ns in known:
+            return obj
+        try:
+            store.get(NAMESPACE_KEY, "", ns)
+        except NotFound:
+            store.create(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Namespace",
+                    "metadata": {"name": ns},
+                    "spec": {"finalizers": ["kubernetes"]},
+                    "status": {"phase": "Active"},
+                }
+            )
+        known.add(ns)
+        return obj
+
+    return admit

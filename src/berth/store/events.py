@@ -1,0 +1,87 @@
+"""Recording Kubernetes Events (core/v1) in the store, aggregated like kubectl shows them.
+
+Repeated events of one object with the same type, reason and message update the existing Event
+(``count`` and ``lastTimestamp``) instead of creating a new one, as client-go's correlator does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+EVENT_KEY = ("", "Event")
+
+
+class EventStore(Protocol):
+    """The store operations the recorder needs."""
+
+    def create(self, obj: dict[str, Any]) -> dict[str, Any]: ...
+
+    def patch(
+        self,
+        key: tuple[str, str],
+        namespace: str,
+        name: str,
+        patch: dict[str, Any],
+        *,
+        subresource: str | None = None,
+    ) -> dict[str, Any]: ...
+
+    def timestamp(self, at: float | None = None) -> str: ...
+
+    def now_nanos(self) -> int: ...
+
+
+class EventRecorder:
+    """Writes Events about objects on behalf of one component."""
+
+    def __init__(self, store: EventStore, component: str = "default-scheduler") -> None:
+        self.store = store
+        self.component = component
+        self._seen: dict[tuple[str, str, str, str], tuple[str, str, int]] = {}
+        self._seq = 0
+
+    def event(
+        self, obj: Mapping[str, Any], type_: str, reason: str, message: str, *, action: str = ""
+    ) -> None:
+        """Record that ``reason``/``message`` happened to ``obj``."""
+        meta = obj.get("metadata") or {}
+        uid = meta.get("uid", "")
+        key = (uid, type_, reason, message)
+        now = self.store.timestamp()
+        seen = self._seen.get(key)
+        if seen is not None:
+            ns, name, count = seen
+            count += 1
+            self._seen[key] = (ns, name, count)
+            self.store.patch(EVENT_KEY, ns, name, {"count": count, "lastTimestamp": now})
+            return
+        self._seq += 1
+        ns = meta.get("namespace") or "default"
+        name = f"{meta.get('name', '')}.{self.store.now_nanos() + self._seq:x}"
+        involved = {
+            "apiVersion": obj.get("apiVersion", "v1"),
+            "kind": obj.get("kind", ""),
+            "name": meta.get("name", ""),
+            "uid": uid,
+        }
+        if meta.get("namespace"):
+            involved["namespace"] = meta["namespace"]
+        ev = {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": name, "namespace": ns},
+            "involvedObject": involved,
+            "reason": reason,
+            "message": message,
+            "type": type_,
+            "source": {"component": self.component},
+            "firstTimestamp": now,
+            "lastTimestamp": now,
+            "count": 1,
+            "action": action,
+            "reportingComponent": self.component,
+            "reportingInstance": self.component,
+        }
+        self.store.create(ev)
+        self._seen[key] = (ns, name, 1)

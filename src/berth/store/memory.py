@@ -1,0 +1,718 @@
+"""`MemoryStore`: the in-process cluster state with API-server semantics (the simulation's etcd + apiserver).
+
+Objects are wire-form dicts. Stored dicts are IMMUTABLE once committed: reads, writes and watch events hand out
+the store's own dicts, and successive versions of an object may share unchanged sub-dicts. Never mutate them;
+deep-copy (`copy_object`) to derive a modified version. Writes take a private deep copy of their input.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+from collections import deque
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal
+
+from berth.api.labels import LabelSelectorError, Selector, parse_selector
+from berth.clock import Clock, SimClock
+from berth.store.errors import (
+    AlreadyExists,
+    BadRequest,
+    Conflict,
+    Invalid,
+    NotFound,
+    ResourceExpired,
+    StoreError,
+    qualified_resource,
+)
+from berth.store.fieldselector import compile_field_selector
+from berth.store.keys import KindInfoLike, KindResolver, ResourceKey, api_kinds_resolver, key_of
+from berth.store.mergepatch import merge_patch
+from berth.store.objcopy import copy_object
+from berth.store.watch import ADDED, DELETED, MODIFIED, Watch, WatchEvent
+
+__all__ = ["DEFAULT_EPOCH", "AdmissionFn", "MemoryStore", "Validator"]
+
+Obj = dict[str, Any]
+AdmissionFn = Callable[[str, Obj, Obj | None], Obj]
+"""(operation "CREATE"/"UPDATE", new object (a private copy), old object or None) → object to write."""
+Validator = Callable[[Mapping[str, Any]], None]
+"""Raises a ValueError (berth.api.errors.InvalidObjectError: .path, .message) for an invalid object."""
+
+DEFAULT_EPOCH = datetime(2024, 1, 1, tzinfo=UTC)
+_POD: ResourceKey = ("", "Pod")
+_NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
+_MAX_GENERATE_BASE = 58  # 63 - 5 random chars
+_PROPAGATIONS = (None, "Orphan", "Background", "Foreground")
+_NO_RESOURCE = "the server could not find the requested resource"
+
+
+def _api_validator() -> Validator | None:
+    """berth.api.validation.validate_object, or None when that module is unavailable."""
+    try:
+        from berth.api.validation import validate_object
+    except ImportError:  # pragma: no cover - the api layer is always present in a full install
+        return None
+
+    def validate(obj: Mapping[str, Any]) -> None:
+        validate_object(obj)
+
+    return validate
+
+
+class MemoryStore:
+    """In-memory `Store`: a global revision, per-kind object maps, a bounded watch history and hooks.
+
+    Deterministic: with the same `seed`, `clock` readings and call sequence, uids, generated names,
+    resourceVersions and timestamps are identical.
+    """
+
+    def __init__(
+        self,
+        *,
+        seed: int = 0,
+        clock: Clock | None = None,
+        epoch: datetime = DEFAULT_EPOCH,
+        kinds: KindResolver | None = None,
+        validate: Validator | Literal["auto"] | None = "auto",
+        history_size: int = 100_000,
+    ) -> None:
+        """Create an empty store.
+
+        `clock.now()` (seconds since `epoch`) stamps timestamps (default: a SimClock at 0). `kinds` resolves
+        (group, kind) to kind facts (default: berth.api.kinds). `validate` checks objects before they are
+        written ("auto": berth.api.validation.validate_object; None: no validation). `history_size` bounds
+        the events kept for resuming watches.
+        """
+        self._clock: Clock = clock if clock is not None else SimClock()
+        self._epoch = epoch if epoch.tzinfo is not None else epoch.replace(tzinfo=UTC)
+        self._kinds: KindResolver = kinds if kinds is not None else api_kinds_resolver
+        self._validate: Validator | None = _api_validator() if validate == "auto" else validate
+        self._uid_rng = random.Random(f"berth-uid-{seed}")
+        self._name_rng = random.Random(f"berth-name-{seed}")
+        self._rev = 0
+        self._objects: dict[ResourceKey, dict[tuple[str, str], Obj]] = {}
+        self._sorted: dict[ResourceKey, list[tuple[str, str]]] = {}
+        self._info_cache: dict[ResourceKey, KindInfoLike] = {}
+        self._history: deque[WatchEvent] = deque(maxlen=max(0, history_size))
+        self._watches: tuple[Watch, ...] = ()
+        self._subs: tuple[tuple[ResourceKey | None, Callable[[WatchEvent], None]], ...] = ()
+        self._queue: deque[WatchEvent] = deque()
+        self._dispatching = False
+        self._admission: tuple[AdmissionFn, ...] = ()
+        self._ts_sec = -(2**62)
+        self._ts_str = ""
+
+    # --- small helpers ------------------------------------------------------------------------------------
+
+    @property
+    def revision(self) -> int:
+        """The resourceVersion of the latest write (0 before any write)."""
+        return self._rev
+
+    @property
+    def clock(self) -> Clock:
+        """The clock stamping timestamps."""
+        return self._clock
+
+    def _info(self, key: ResourceKey) -> KindInfoLike:
+        info = self._info_cache.get(key)
+        if info is None:
+            try:
+                info = self._kinds(key[0], key[1])
+            except KeyError:
+                raise NotFound(_NO_RESOURCE, group=key[0], kind=key[1]) from None
+            self._info_cache[key] = info
+        return info
+
+    def _timestamp(self, offset: float = 0.0) -> str:
+        """RFC 3339 (whole seconds, UTC) for now + `offset` seconds."""
+        sec = math.floor(self._clock.now() + offset)
+        if sec != self._ts_sec:
+            self._ts_sec = sec
+            self._ts_str = (self._epoch + timedelta(seconds=sec)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return self._ts_str
+
+    def timestamp(self, at: float | None = None) -> str:
+        """RFC 3339 (whole seconds, UTC) of clock time ``at`` (default: now), as objects carry it."""
+        if at is None:
+            return self._timestamp()
+        return (self._epoch + timedelta(seconds=math.floor(at))).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    def now_nanos(self) -> int:
+        """Nanoseconds since the Unix epoch at the clock's current time (for Event names)."""
+        return int((self._epoch.timestamp() + self._clock.now()) * 1_000_000_000)
+
+    def _new_uid(self) -> str:
+        x = self._uid_rng.getrandbits(128)
+        x = (x & ~(0xF000 << 64)) | (0x4000 << 64)  # version 4
+        x = (x & ~(0xC000 << 48)) | (0x8000 << 48)  # RFC 4122 variant
+        h = f"{x:032x}"
+        return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+    def _generate_name(self, base: str, bucket: Mapping[tuple[str, str], Obj], ns: str) -> str:
+        base = base[:_MAX_GENERATE_BASE]
+        choices = self._name_rng.choices
+        while True:
+            name = base + "".join(choices(_NAME_CHARS, k=5))
+            if (ns, name) not in bucket:
+                return name
+
+    def _check_valid(self, info: KindInfoLike, obj: Obj) -> None:
+        if self._validate is None:
+            return
+        try:
+            self._validate(obj)
+        except StoreError:
+            raise
+        except ValueError as e:
+            path = getattr(e, "path", "")
+            message = getattr(e, "message", None) or str(e)
+            name = (obj.get("metadata") or {}).get("name") or ""
+            raise Invalid.of(info.kind, info.group, name, [(path, message)]) from e
+
+    def _admit(self, op: str, new: Obj, old: Obj | None) -> Obj:
+        for fn in self._admission:
+            out = fn(op, new, old)
+            if out is not None:
+                new = out
+        return new
+
+    def _locate(self, key: ResourceKey, namespace: str | None, name: str) -> tuple[KindInfoLike, str, Obj]:
+        info = self._info(key)
+        ns = (namespace or "") if info.namespaced else ""
+        bucket = self._objects.get(key)
+        obj = bucket.get((ns, name)) if bucket is not None else None
+        if obj is None:
+            raise NotFound.of(info.plural, info.group, name)
+        return info, ns, obj
+
+    @staticmethod
+    def _identity(info: KindInfoLike, obj: Mapping[str, Any]) -> tuple[str, str]:
+        meta = obj.get("metadata")
+        if not isinstance(meta, Mapping):
+            raise BadRequest(f"{info.kind}: metadata must be an object")
+        name = meta.get("name") or ""
+        ns = (meta.get("namespace") or "default") if info.namespaced else ""
+        return ns, name
+
+    # --- commit & events ----------------------------------------------------------------------------------
+
+    def _commit(self, etype: str, key: ResourceKey, ns: str, name: str, obj: Obj) -> Obj:
+        """Stamp the next revision into `obj` (whose metadata dict is private) and store/remove it."""
+        rev = self._rev + 1
+        obj["metadata"]["resourceVersion"] = str(rev)
+        self._rev = rev
+        bucket = self._objects.get(key)
+        if bucket is None:
+            bucket = self._objects[key] = {}
+        if etype == DELETED:
+            del bucket[(ns, name)]
+            self._sorted.pop(key, None)
+        else:
+            if etype == ADDED:
+                self._sorted.pop(key, None)
+            bucket[(ns, name)] = obj
+        self._emit(WatchEvent(etype, obj, key, rev))
+        return obj
+
+    def _emit(self, ev: WatchEvent) -> None:
+        self._history.append(ev)
+        for w in self._watches:
+            if w.wants(ev):
+                w.push(ev)
+        if not self._subs:
+            return
+        self._queue.append(ev)
+        if self._dispatching:
+            return  # a subscriber wrote from inside its callback: the outer loop delivers this event next
+        self._dispatching = True
+        try:
+            queue = self._queue
+            while queue:
+                event = queue.popleft()
+                for k, cb in self._subs:
+                    if k is None or k == event.key:
+                        cb(event)
+        finally:
+            self._dispatching = False
+
+    # --- writes -------------------------------------------------------------------------------------------
+
+    def add_admission(self, fn: AdmissionFn) -> Callable[[], None]:
+        """Register an admission hook run on CREATE/UPDATE before validation; returns a remover.
+
+        The hook gets (operation, new object (a private copy it may mutate), old object or None) and returns
+        the object to write, or raises a StoreError (e.g. Forbidden/Invalid) to refuse: nothing is written.
+        """
+        self._admission = (*self._admission, fn)
+
+        def remove() -> None:
+            self._admission = tuple(f for f in self._admission if f is not fn)
+
+        return remove
+
+    def create(self, obj: Obj) -> Obj:
+        """Create an object and return the stored (immutable) version.
+
+        Defaults the namespace to "default" for namespaced kinds (cleared for cluster-scoped), fills
+        metadata.name from generateName + 5 random chars, assigns uid, resourceVersion, creationTimestamp
+        and generation 1 (when there is a spec). Raises AlreadyExists, Invalid, NotFound (unknown kind) or
+        whatever an admission hook raises; on error nothing is written.
+        """
+        if not isinstance(obj, Mapping):
+            raise BadRequest("the object to create must be a JSON object")
+        key = key_of(obj)
+        info = self._info(key)
+        new = copy_object(obj)
+        meta = new.get("metadata")
+        if meta is None:
+            meta = new["metadata"] = {}
+        elif not isinstance(meta, dict):
+            raise BadRequest(f"{info.kind}: metadata must be an object")
+        if info.namespaced:
+            if not meta.get("namespace"):
+                meta["namespace"] = "default"
+        else:
+            meta.pop("namespace", None)
+        bucket = self._objects.get(key) or {}
+        if not meta.get("name"):
+            base = meta.get("generateName")
+            if not base or not isinstance(base, str):
+                raise Invalid.of(
+                    info.kind,
+                    info.group,
+                    "",
+                    [("metadata.name", "Required value: name or generateName is required")],
+                )
+            meta["name"] = self._generate_name(base, bucket, meta.get("namespace", ""))
+        for system in ("uid", "resourceVersion", "creationTimestamp", "deletionTimestamp"):
+            meta.pop(system, None)
+        meta.pop("deletionGracePeriodSeconds", None)
+        if "spec" in new:
+            meta["generation"] = 1
+        else:
+            meta.pop("generation", None)
+        if self._admission:
+            new = self._admit("CREATE", new, None)
+        self._check_valid(info, new)
+        ns, name = self._identity(info, new)
+        if (ns, name) in bucket:
+            raise AlreadyExists.of(info.plural, info.group, name)
+        meta = new["metadata"]
+        meta["uid"] = self._new_uid()
+        meta["creationTimestamp"] = self._timestamp()
+        return self._commit(ADDED, key, ns, name, new)
+
+    def update(self, obj: Obj) -> Obj:
+        """Replace an object (metadata/spec; status only for kinds without a status subresource).
+
+        A non-empty metadata.resourceVersion must equal the stored one (else Conflict); empty means
+        unconditional. uid, creationTimestamp and deletion fields are kept from the stored object;
+        generation increases when spec changes. A no-op update writes nothing and returns the stored object.
+        When the last finalizer is removed from an object whose deletion is due, the object is deleted.
+        """
+        if not isinstance(obj, Mapping):
+            raise BadRequest("the object to update must be a JSON object")
+        key = key_of(obj)
+        info = self._info(key)
+        ns, name = self._identity(info, obj)
+        info, ns, old = self._locate(key, ns, name)
+        self._check_rv(info, name, obj["metadata"].get("resourceVersion"), old)
+        return self._update(key, info, ns, old, copy_object(obj))
+
+    def _check_rv(self, info: KindInfoLike, name: str, rv: object, old: Obj) -> None:
+        if rv and rv != old["metadata"].get("resourceVersion"):
+            raise Conflict.of(info.plural, info.group, name)
+
+    def _update(self, key: ResourceKey, info: KindInfoLike, ns: str, old: Obj, new: Obj) -> Obj:
+        """Finish an update of `old` to `new` (a private top-level dict and metadata dict)."""
+        if self._admission:
+            new = self._admit("UPDATE", new, old)
+        meta = new.get("metadata")
+        if not isinstance(meta, dict):
+            raise BadRequest(f"{info.kind}: metadata must be an object")
+        old_meta = old["metadata"]
+        name = old_meta["name"]
+        if meta.get("name") != name:
+            raise BadRequest(
+                f"the name of the object ({meta.get('name')}) does not match the name on the URL ({name})"
+            )
+        if info.namespaced:
+            if not meta.get("namespace"):
+                meta["namespace"] = ns
+            elif meta["namespace"] != ns:
+                raise BadRequest(
+                    "the namespace of the provided object does not match the namespace sent on the request"
+                )
+        else:
+            meta.pop("namespace", None)
+        uid = meta.get("uid")
+        if not uid:
+            meta["uid"] = old_meta["uid"]
+        elif uid != old_meta["uid"]:
+            raise Invalid.of(
+                info.kind,
+                info.group,
+                name,
+                [("metadata.uid", f'Invalid value: "{uid}": field is immutable')],
+            )
+        for kept in ("creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds"):
+            if kept in old_meta:
+                meta[kept] = old_meta[kept]
+            else:
+                meta.pop(kept, None)
+        if info.has_status:
+            if "status" in old:
+                new["status"] = old["status"]
+            else:
+                new.pop("status", None)
+        generation = old_meta.get("generation")
+        if generation is None:
+            meta.pop("generation", None)
+        else:
+            meta["generation"] = generation + 1 if new.get("spec") != old.get("spec") else generation
+        self._check_valid(info, new)
+        meta["resourceVersion"] = old_meta.get("resourceVersion")
+        if new == old:
+            return old
+        if (
+            old_meta.get("deletionTimestamp")
+            and not meta.get("finalizers")
+            and old_meta.get("deletionGracePeriodSeconds") == 0
+        ):
+            return self._commit(DELETED, key, ns, name, new)
+        return self._commit(MODIFIED, key, ns, name, new)
+
+    def update_status(self, obj: Obj) -> Obj:
+        """Replace only the status of an object (the status subresource); same concurrency rule as update."""
+        if not isinstance(obj, Mapping):
+            raise BadRequest("the object to update must be a JSON object")
+        key = key_of(obj)
+        info = self._info(key)
+        ns, name = self._identity(info, obj)
+        info, ns, old = self._locate(key, ns, name)
+        if not info.has_status:
+            raise NotFound(_NO_RESOURCE, name=name, group=info.group, kind=info.plural)
+        self._check_rv(info, name, obj["metadata"].get("resourceVersion"), old)
+        status = obj.get("status")
+        return self._update_status(key, info, ns, old, copy_object({"s": status})["s"], "status" in obj)
+
+    def bind_pod(self, namespace: str, name: str, node_name: str, *, uid: str | None = None) -> Obj:
+        """The pods/binding subresource: set spec.nodeName and condition PodScheduled=True in one write.
+
+        Conflict when the pod is already assigned, is being deleted, or (with ``uid``) is another pod.
+        """
+        info, ns, old = self._locate(_POD, namespace, name)
+        meta = old["metadata"]
+        if uid and meta.get("uid") != uid:
+            raise Conflict(
+                f'Operation cannot be fulfilled on pods/binding "{name}": Precondition failed: UID in '
+                f"precondition: {uid}, UID in object meta: {meta.get('uid')}",
+                name=name, group="", kind="pods",
+            )
+        spec = old.get("spec") or {}
+        if spec.get("nodeName"):
+            raise Conflict(
+                f'Operation cannot be fulfilled on pods/binding "{name}": pod {name} is already assigned to '
+                f'node "{spec["nodeName"]}"',
+                name=name, group="", kind="pods",
+            )
+        if meta.get("deletionTimestamp"):
+            raise Conflict(
+                f'Operation cannot be fulfilled on pods/binding "{name}": pod {name} is being deleted, '
+                "cannot be assigned to a host",
+                name=name, group="", kind="pods",
+            )
+        new = dict(old)
+        new["metadata"] = dict(meta)
+        new["spec"] = {**spec, "nodeName": node_name}
+        status = dict(old.get("status") or {})
+        now = self._timestamp()
+        cond = {"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": now}
+        conditions = [c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"]
+        status["conditions"] = [*conditions, cond]
+        new["status"] = status
+        return self._commit(MODIFIED, _POD, ns, name, new)
+
+    def all_objects(self) -> list[Obj]:
+        """Every stored object sorted by kind, namespace and name (the order ``berth simulate -o json`` uses)."""
+        out: list[Obj] = []
+        for key in sorted(self._objects, key=lambda k: (k[1], k[0])):
+            bucket = self._objects[key]
+            out.extend(bucket[k] for k in sorted(bucket))
+        return out
+
+    def _update_status(
+        self, key: ResourceKey, info: KindInfoLike, ns: str, old: Obj, status: Any, present: bool
+    ) -> Obj:
+        """Write `old` with its status replaced by `status` (private); everything else is kept."""
+        new = dict(old)
+        new["metadata"] = dict(old["metadata"])
+        if present:
+            new["status"] = status
+        else:
+            new.pop("status", None)
+        if self._admission:
+            admitted = self._admit("UPDATE", copy_object(new), old)
+            if "status" in admitted:
+                new["status"] = admitted["status"]
+            else:
+                new.pop("status", None)
+        if new.get("status") == old.get("status") and ("status" in new) == ("status" in old):
+            return old
+        if key != _POD:  # a pod's status holds nothing validation checks; other kinds (Node) do
+            self._check_valid(info, new)
+        return self._commit(MODIFIED, key, ns, old["metadata"]["name"], new)
+
+    def patch(
+        self,
+        key: ResourceKey,
+        namespace: str,
+        name: str,
+        patch: dict[str, Any],
+        *,
+        subresource: str | None = None,
+    ) -> Obj:
+        """Apply a JSON merge patch (RFC 7386: null deletes) to the object, or to its status with
+        subresource="status". A metadata.resourceVersion in the patch is a precondition (Conflict)."""
+        info, ns, old = self._locate(key, namespace, name)
+        if not isinstance(patch, Mapping):
+            raise BadRequest("invalid JSON merge patch: the patch must be a JSON object")
+        merged = merge_patch(old, dict(patch))
+        merged_meta = merged.get("metadata")
+        rv = merged_meta.get("resourceVersion") if isinstance(merged_meta, Mapping) else None
+        self._check_rv(info, name, rv, old)
+        if subresource is None:
+            if self._admission:
+                merged = copy_object(merged)
+            elif isinstance(merged_meta, dict):
+                merged["metadata"] = dict(merged_meta)
+            return self._update(key, info, ns, old, merged)
+        if subresource != "status" or not info.has_status:
+            raise NotFound(_NO_RESOURCE, name=name, group=info.group, kind=info.plural)
+        return self._update_status(key, info, ns, old, merged.get("status"), "status" in merged)
+
+    def delete(
+        self,
+        key: ResourceKey,
+        namespace: str,
+        name: str,
+        *,
+        grace_period_seconds: int | None = None,
+        resource_version: str | None = None,
+        propagation: str | None = None,
+    ) -> Obj:
+        """Delete an object, or start its graceful deletion; returns the object's final state.
+
+        Pods are graceful: the period is `grace_period_seconds`, else spec.terminationGracePeriodSeconds,
+        else 30 (negative → 1), and 0 for pods that are unscheduled or Succeeded/Failed. A period > 0 sets
+        metadata.deletionTimestamp (now + period) and deletionGracePeriodSeconds (MODIFIED); a later delete may
+        only shorten it, and a period of 0 removes the pod (DELETED). Objects with finalizers get
+        deletionTimestamp (grace 0) and stay until an update removes the last finalizer. Other objects are
+        removed at once. When the object is removed, the returned dict is the DELETED event's object.
+        `resource_version` is a precondition (Conflict); `propagation` is validated but there is no garbage
+        collector to act on it.
+        """
+        info, ns, old = self._locate(key, namespace, name)
+        if propagation not in _PROPAGATIONS:
+            raise BadRequest(
+                f'propagationPolicy: Unsupported value: "{propagation}": supported values: "Foreground", '
+                '"Background", "Orphan", "nil"'
+            )
+        old_meta = old["metadata"]
+        current_rv = old_meta.get("resourceVersion")
+        if resource_version and resource_version != current_rv:
+            raise Conflict(
+                f'Operation cannot be fulfilled on {qualified_resource(info.plural, info.group)} "{name}": '
+                f"the ResourceVersion in the precondition ({resource_version}) does not match the "
+                f"ResourceVersion in record ({current_rv}). The object might have been modified",
+                name=name,
+                group=info.group,
+                kind=info.plural,
+            )
+        finalizers = bool(old_meta.get("finalizers"))
+        deleting = old_meta.get("deletionTimestamp")
+        if deleting:
+            current = old_meta.get("deletionGracePeriodSeconds")
+            if not current:
+                return old if finalizers else self._remove(key, ns, name, old, None)
+            if grace_period_seconds is None:
+                return old
+            period = grace_period_seconds if grace_period_seconds >= 0 else 1
+            if period >= current:
+                return old
+            when = datetime.strptime(deleting, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+            when += timedelta(seconds=period - current)
+            stamp = when.strftime("%Y-%m-%dT%H:%M:%SZ")
+            if period == 0 and not finalizers:
+                return self._remove(key, ns, name, old, (stamp, 0))
+            return self._mark(key, ns, name, old, stamp, period, bump_generation=False)
+        if key == _POD:
+            period = self._pod_grace(old, grace_period_seconds)
+            if period > 0 or finalizers:
+                return self._mark(key, ns, name, old, self._timestamp(period), period, bump_generation=True)
+            return self._remove(key, ns, name, old, (self._timestamp(), 0))
+        if finalizers:
+            return self._mark(key, ns, name, old, self._timestamp(), 0, bump_generation=True)
+        return self._remove(key, ns, name, old, None)
+
+    @staticmethod
+    def _pod_grace(pod: Obj, requested: int | None) -> int:
+        spec = pod.get("spec") or {}
+        if requested is not None:
+            period = requested
+        else:
+            configured = spec.get("terminationGracePeriodSeconds")
+            period = 30 if configured is None else int(configured)
+        if not spec.get("nodeName"):
+            period = 0
+        phase = (pod.get("status") or {}).get("phase")
+        if phase in ("Succeeded", "Failed"):
+            period = 0
+        return period if period >= 0 else 1
+
+    def _mark(
+        self,
+        key: ResourceKey,
+        ns: str,
+        name: str,
+        old: Obj,
+        stamp: str,
+        period: int,
+        *,
+        bump_generation: bool,
+    ) -> Obj:
+        """Write `old` with deletionTimestamp/deletionGracePeriodSeconds set (MODIFIED)."""
+        new = dict(old)
+        meta = new["metadata"] = dict(old["metadata"])
+        meta["deletionTimestamp"] = stamp
+        meta["deletionGracePeriodSeconds"] = period
+        generation = meta.get("generation")
+        if bump_generation and isinstance(generation, int) and generation > 0:
+            meta["generation"] = generation + 1
+        return self._commit(MODIFIED, key, ns, name, new)
+
+    def _remove(
+        self, key: ResourceKey, ns: str, name: str, old: Obj, deletion: tuple[str, int] | None
+    ) -> Obj:
+        """Remove the object (DELETED); `deletion` stamps (deletionTimestamp, grace) on the final state."""
+        final = dict(old)
+        meta = final["metadata"] = dict(old["metadata"])
+        if deletion is not None:
+            meta["deletionTimestamp"], meta["deletionGracePeriodSeconds"] = deletion
+        return self._commit(DELETED, key, ns, name, final)
+
+    # --- reads --------------------------------------------------------------------------------------------
+
+    def get(self, key: ResourceKey, namespace: str, name: str) -> Obj:
+        """The stored (immutable) object; namespace is ignored for cluster-scoped kinds. Raises NotFound."""
+        return self._locate(key, namespace, name)[2]
+
+    def list(
+        self,
+        key: ResourceKey,
+        namespace: str | None = None,
+        *,
+        label_selector: str | Selector | None = None,
+        field_selector: str | None = None,
+    ) -> tuple[list[Obj], str]:
+        """Matching (immutable) objects sorted by (namespace, name) and the list resourceVersion.
+
+        `namespace` None or "" lists all namespaces. Bad selectors raise BadRequest.
+        """
+        info = self._info(key)
+        if isinstance(label_selector, str):
+            try:
+                label_selector = parse_selector(label_selector)
+            except LabelSelectorError as e:
+                raise BadRequest(f"unable to parse labelSelector: {e}") from None
+        fsel = compile_field_selector(field_selector) if field_selector else None
+        bucket = self._objects.get(key)
+        rv = str(self._rev)
+        if not bucket:
+            return [], rv
+        order = self._sorted.get(key)
+        if order is None:
+            order = self._sorted[key] = sorted(bucket)
+        if namespace and info.namespaced:
+            items = [bucket[k] for k in order if k[0] == namespace]
+        else:
+            items = [bucket[k] for k in order]
+        if label_selector is not None and not label_selector.is_everything():
+            matches = label_selector.matches
+            items = [o for o in items if matches(o["metadata"].get("labels") or {})]
+        if fsel is not None and not fsel.is_everything():
+            items = [o for o in items if fsel.matches(o)]
+        return items, rv
+
+    def __len__(self) -> int:
+        """Total number of stored objects."""
+        return sum(len(b) for b in self._objects.values())
+
+    # --- watch & subscribe --------------------------------------------------------------------------------
+
+    def watch(
+        self,
+        key: ResourceKey | None,
+        *,
+        resource_version: str | None = None,
+        namespace: str | None = None,
+    ) -> Watch:
+        """A buffered stream of events for `key` (None: all kinds) in `namespace` (None/"": all).
+
+        `resource_version` None/""/"0": first an ADDED event for every current object (in resourceVersion
+        order), then live events. Otherwise the events after that revision (exclusive); a revision older than
+        the kept history raises ResourceExpired (410). Initial events are buffered before `on_ready` can be
+        set, so poll once after creating the watch.
+        """
+        if key is not None:
+            self._info(key)
+        w = Watch(key, namespace, self._drop_watch)
+        buf: list[WatchEvent] = []
+        if resource_version in (None, "", "0"):
+            keys = [key] if key is not None else list(self._objects)
+            current = [(k, o) for k in keys for o in self._objects.get(k, {}).values()]
+            current.sort(key=lambda ko: int(ko[1]["metadata"]["resourceVersion"]))
+            for k, o in current:
+                ev = WatchEvent(ADDED, o, k, int(o["metadata"]["resourceVersion"]))
+                if w.wants(ev):
+                    buf.append(ev)
+        else:
+            try:
+                since = int(resource_version)
+            except ValueError:
+                raise BadRequest(f'invalid resource version: "{resource_version}"') from None
+            history = self._history
+            compacted = history[0].revision - 1 if history else self._rev
+            if since < compacted:
+                raise ResourceExpired(f"too old resource version: {since} ({compacted})")
+            for ev in itertools.islice(history, max(0, since - compacted), None):
+                if w.wants(ev):
+                    buf.append(ev)
+        for ev in buf:
+            w.push(ev)
+        self._watches = (*self._watches, w)
+        return w
+
+    def _drop_watch(self, w: Watch) -> None:
+        self._watches = tuple(x for x in self._watches if x is not w)
+
+    def subscribe(
+        self, callback: Callable[[WatchEvent], None], key: ResourceKey | None = None
+    ) -> Callable[[], None]:
+        """Call `callback(event)` synchronously after every committed write (of `key`, or all kinds).
+
+        Events reach subscribers in revision order and a callback is never re-entered: a write made from
+        inside a callback is delivered after the current event has reached every subscriber.
+        Returns a function that unsubscribes.
+        """
+        entry = (key, callback)
+        self._subs = (*self._subs, entry)
+
+        def unsubscribe() -> None:
+            self._subs = tuple(s for s in self._subs if s is not entry)
+
+        return unsubscribe

@@ -1,0 +1,92 @@
+"""Watch events and the buffered `Watch` handed out by stores."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from berth.store.keys import ResourceKey
+
+__all__ = ["ADDED", "DELETED", "MODIFIED", "Watch", "WatchEvent"]
+
+ADDED = "ADDED"
+MODIFIED = "MODIFIED"
+DELETED = "DELETED"
+
+
+@dataclass(frozen=True, slots=True)
+class WatchEvent:
+    """One change: `type` ADDED/MODIFIED/DELETED, the object after the change (for DELETED: the last state,
+    stamped with the deletion's resourceVersion), its kind `key`, and the global `revision` of the change.
+
+    The object is the store's own immutable dict: never mutate it.
+    """
+
+    type: str
+    object: dict[str, Any]
+    key: ResourceKey
+    revision: int = 0
+
+
+class Watch:
+    """A stream of events buffered by the store; drain it with `poll()`, end it with `stop()`.
+
+    Set `on_ready` to a callable to be told (synchronously, from inside the store's write) whenever an event
+    arrives in an empty buffer, so an event loop can schedule a `poll()` instead of polling.
+    """
+
+    __slots__ = ("_buffer", "_on_stop", "key", "namespace", "on_ready", "stopped")
+
+    def __init__(
+        self,
+        key: ResourceKey | None,
+        namespace: str | None,
+        on_stop: Callable[[Watch], None] | None = None,
+    ) -> None:
+        """Create a watch for `key` (None: all kinds) in `namespace` (None/"": all); stores create these."""
+        self.key = key
+        self.namespace = namespace or None
+        self.on_ready: Callable[[], None] | None = None
+        self.stopped = False
+        self._buffer: list[WatchEvent] = []
+        self._on_stop = on_stop
+
+    def wants(self, event: WatchEvent) -> bool:
+        """Whether this watch's filters select `event`."""
+        if self.key is not None and event.key != self.key:
+            return False
+        if self.namespace is not None:
+            return bool(event.object["metadata"].get("namespace") == self.namespace)
+        return True
+
+    def push(self, event: WatchEvent) -> None:
+        """Buffer an event (store side); calls `on_ready` when the buffer was empty."""
+        if self.stopped:
+            return
+        buf = self._buffer
+        buf.append(event)
+        if len(buf) == 1 and self.on_ready is not None:
+            self.on_ready()
+
+    def poll(self) -> list[WatchEvent]:
+        """Drain and return every buffered event (oldest first); never blocks."""
+        out = self._buffer
+        if not out:
+            return []
+        self._buffer = []
+        return out
+
+    def pending(self) -> int:
+        """Number of buffered events."""
+        return len(self._buffer)
+
+    def stop(self) -> None:
+        """Stop receiving events and drop anything buffered."""
+        if self.stopped:
+            return
+        self.stopped = True
+        self._buffer = []
+        if self._on_stop is not None:
+            self._on_stop(self)
+            self._on_stop = None
