@@ -57,8 +57,11 @@ def run_cli(nodes: int, init_pods: int, pods: int) -> float:
         path = Path(d) / "basic.json"
         path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": setup + measured}))
         t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "berth", "simulate", str(path), "-o", "json", "--until", "1s"],
-                       check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [sys.executable, "-m", "berth", "simulate", str(path), "-o", "json", "--until", "1s"],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
         return time.perf_counter() - t0
 
 
@@ -70,7 +73,10 @@ def main() -> None:
     ap.add_argument("--pods", type=int, default=10000)
     ap.add_argument("--skip-cli", action="store_true", help="skip the whole-CLI run")
     args = ap.parse_args()
-    res: dict[str, float | str] = {"workload": "SchedulingBasic", **run_loop(args.nodes, args.init_pods, args.pods)}
+    res: dict[str, float | str] = {
+        "workload": "SchedulingBasic",
+        **run_loop(args.nodes, args.init_pods, args.pods),
+    }
     res["peakRSSMiB"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     if not args.skip_cli:
         res["cliSimulateJsonSeconds"] = round(run_cli(args.nodes, args.init_pods, args.pods), 2)

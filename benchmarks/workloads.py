@@ -5,8 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 
-def make_node(name: str, *, cpu: str = "4", memory: str = "32Gi", pods: str = "110",
-              labels: dict[str, str] | None = None) -> dict[str, Any]:
+def make_node(
+    name: str,
+    *,
+    cpu: str = "4",
+    memory: str = "32Gi",
+    pods: str = "110",
+    labels: dict[str, str] | None = None,
+) -> dict[str, Any]:
     """scheduler_perf's node-default.yaml shape."""
     res = {"cpu": cpu, "memory": memory, "pods": pods}
     return {
@@ -17,7 +23,9 @@ def make_node(name: str, *, cpu: str = "4", memory: str = "32Gi", pods: str = "1
     }
 
 
-def make_pod(name: str, namespace: str = "default", *, cpu: str = "100m", memory: str = "500Mi") -> dict[str, Any]:
+def make_pod(
+    name: str, namespace: str = "default", *, cpu: str = "100m", memory: str = "500Mi"
+) -> dict[str, Any]:
     """scheduler_perf's pod-default.yaml shape."""
     return {
         "apiVersion": "v1",
@@ -25,14 +33,22 @@ def make_pod(name: str, namespace: str = "default", *, cpu: str = "100m", memory
         "metadata": {"name": name, "namespace": namespace},
         "spec": {
             "containers": [
-                {"name": "pause", "image": "registry.k8s.io/pause:3.10",
-                 "resources": {"requests": {"cpu": cpu, "memory": memory}, "limits": {"cpu": cpu, "memory": memory}}}
+                {
+                    "name": "pause",
+                    "image": "registry.k8s.io/pause:3.10",
+                    "resources": {
+                        "requests": {"cpu": cpu, "memory": memory},
+                        "limits": {"cpu": cpu, "memory": memory},
+                    },
+                }
             ]
         },
     }
 
 
-def scheduling_basic(nodes: int = 5000, init_pods: int = 1000, pods: int = 10000) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def scheduling_basic(
+    nodes: int = 5000, init_pods: int = 1000, pods: int = 10000
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(setup objects: nodes + init pods, measured pods) of SchedulingBasic."""
     setup: list[dict[str, Any]] = [make_node(f"node-{i}") for i in range(nodes)]
     setup += [make_pod(f"init-pod-{i}", "sched-setup") for i in range(init_pods)]

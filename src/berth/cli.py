@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 import time
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -27,7 +27,7 @@ app = typer.Typer(
 EXIT_INVALID = 2
 
 
-class OutputFormat(str, Enum):
+class OutputFormat(StrEnum):
     """Output formats of ``berth simulate``."""
 
     table = "table"
@@ -68,7 +68,9 @@ def simulate(
     ] = None,
     until: Annotated[str | None, typer.Option(help="Virtual time to stop at (e.g. 30m).")] = None,
     seed: Annotated[int, typer.Option(help="Seed for tie-breaks and generated names.")] = 0,
-    output: Annotated[OutputFormat, typer.Option("-o", "--output", help="Output format.")] = OutputFormat.table,
+    output: Annotated[
+        OutputFormat, typer.Option("-o", "--output", help="Output format.")
+    ] = OutputFormat.table,
     report: Annotated[Path | None, typer.Option(help="Write a JSON run summary to this file.")] = None,
 ) -> None:
     """Run manifests and Scenarios on a virtual clock and print the final state."""

@@ -35,7 +35,13 @@ def make_node(
     meta: dict[str, Any] = {"name": name}
     if labels:
         meta["labels"] = dict(labels)
-    return {"apiVersion": "v1", "kind": "Node", "metadata": meta, "spec": spec, "status": {"allocatable": alloc}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": meta,
+        "spec": spec,
+        "status": {"allocatable": alloc},
+    }
 
 
 def pod_dict(
@@ -127,14 +133,18 @@ def make_table(
 
 def affinity_required(*terms: Mapping[str, Any]) -> dict[str, Any]:
     """An affinity with required node selector ``terms``."""
-    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": list(terms)}}}
+    return {
+        "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": list(terms)}}
+    }
 
 
 def affinity_preferred(*weighted: tuple[int, Mapping[str, Any]]) -> dict[str, Any]:
     """An affinity with preferred ``(weight, term)`` pairs."""
     return {
         "nodeAffinity": {
-            "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": w, "preference": dict(t)} for w, t in weighted]
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": w, "preference": dict(t)} for w, t in weighted
+            ]
         }
     }
 

@@ -26,26 +26,45 @@ def cfg(plugins: dict[str, object] | None = None, **extra: object) -> dict[str, 
     if plugins is not None:
         prof["plugins"] = plugins
     prof.update(extra)
-    return {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
-            "profiles": [prof]}
+    return {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [prof],
+    }
 
 
 def test_default_profile_points_and_weights() -> None:
     conf = parse_config(None)
     points, weights = expand_plugins(conf.profiles[0], IMPL)
-    assert points["filter"] == ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
-                                "NodeResourcesFit"]
-    assert points["score"] == ["TaintToleration", "NodeAffinity", "NodeResourcesFit",
-                               "NodeResourcesBalancedAllocation"]
-    assert weights == {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1,
-                       "NodeResourcesBalancedAllocation": 1}
+    assert points["filter"] == [
+        "NodeUnschedulable",
+        "NodeName",
+        "TaintToleration",
+        "NodeAffinity",
+        "NodePorts",
+        "NodeResourcesFit",
+    ]
+    assert points["score"] == [
+        "TaintToleration",
+        "NodeAffinity",
+        "NodeResourcesFit",
+        "NodeResourcesBalancedAllocation",
+    ]
+    assert weights == {
+        "TaintToleration": 3,
+        "NodeAffinity": 2,
+        "NodeResourcesFit": 1,
+        "NodeResourcesBalancedAllocation": 1,
+    }
     assert points["queueSort"] == ["PrioritySort"]
     assert points["bind"] == ["DefaultBinder"]
     assert points["preEnqueue"] == ["SchedulingGates"]
 
 
 def test_disable_all_scores_and_enable_one_with_weight() -> None:
-    conf = parse_config(cfg({"score": {"disabled": [{"name": "*"}], "enabled": [{"name": "Custom", "weight": 7}]}}))
+    conf = parse_config(
+        cfg({"score": {"disabled": [{"name": "*"}], "enabled": [{"name": "Custom", "weight": 7}]}})
+    )
     points, weights = expand_plugins(conf.profiles[0], IMPL)
     assert points["score"] == ["Custom"]
     assert weights["Custom"] == 7
@@ -91,23 +110,46 @@ def test_several_profiles() -> None:
 
 
 def test_plugin_args_strip_type_meta() -> None:
-    conf = parse_config(cfg(pluginConfig=[{"name": "NodeResourcesFit", "args": {
-        "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "NodeResourcesFitArgs",
-        "scoringStrategy": {"type": "MostAllocated"}}}]))
-    assert conf.profiles[0].plugin_args == {"NodeResourcesFit": {"scoringStrategy": {"type": "MostAllocated"}}}
+    conf = parse_config(
+        cfg(
+            pluginConfig=[
+                {
+                    "name": "NodeResourcesFit",
+                    "args": {
+                        "apiVersion": "kubescheduler.config.k8s.io/v1",
+                        "kind": "NodeResourcesFitArgs",
+                        "scoringStrategy": {"type": "MostAllocated"},
+                    },
+                }
+            ]
+        )
+    )
+    assert conf.profiles[0].plugin_args == {
+        "NodeResourcesFit": {"scoringStrategy": {"type": "MostAllocated"}}
+    }
 
 
 @pytest.mark.parametrize(
     ("doc", "message"),
     [
-        ({"apiVersion": "v1", "kind": "KubeSchedulerConfiguration"},
-         'apiVersion/kind: Unsupported value: "v1/KubeSchedulerConfiguration"'),
+        (
+            {"apiVersion": "v1", "kind": "KubeSchedulerConfiguration"},
+            'apiVersion/kind: Unsupported value: "v1/KubeSchedulerConfiguration"',
+        ),
         (cfg(percentageOfNodesToScore=120), "profiles[0].percentageOfNodesToScore: Invalid value: 120"),
-        (cfg({"filter": {"enabled": [{"weight": 1}]}}), "profiles[0].plugins.filter.enabled[0].name: Required value"),
+        (
+            cfg({"filter": {"enabled": [{"weight": 1}]}}),
+            "profiles[0].plugins.filter.enabled[0].name: Required value",
+        ),
         (cfg({"sorting": {}}), 'profiles[0].plugins.sorting: Unsupported value: "sorting"'),
-        ({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
-          "profiles": [{"schedulerName": "x"}, {"schedulerName": "x"}]},
-         'profiles[1].schedulerName: Duplicate value: "x"'),
+        (
+            {
+                "apiVersion": "kubescheduler.config.k8s.io/v1",
+                "kind": "KubeSchedulerConfiguration",
+                "profiles": [{"schedulerName": "x"}, {"schedulerName": "x"}],
+            },
+            'profiles[1].schedulerName: Duplicate value: "x"',
+        ),
     ],
 )
 def test_invalid_configs(doc: dict[str, object], message: str) -> None:

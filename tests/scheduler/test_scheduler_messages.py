@@ -17,7 +17,10 @@ def test_reasons_counted_and_sorted_as_strings() -> None:
 
 def test_sorting_is_lexicographic_like_go() -> None:
     reasons = ["Insufficient memory"] * 10 + ["Insufficient cpu"] * 2
-    assert fit_error_message(12, reasons) == "0/12 nodes are available: 10 Insufficient memory, 2 Insufficient cpu."
+    assert (
+        fit_error_message(12, reasons)
+        == "0/12 nodes are available: 10 Insufficient memory, 2 Insufficient cpu."
+    )
 
 
 def test_prefilter_message_replaces_reasons() -> None:
@@ -28,7 +31,8 @@ def test_prefilter_message_replaces_reasons() -> None:
 
 def test_postfilter_message_is_appended() -> None:
     msg = fit_error_message(
-        5, ["Insufficient cpu"] * 5,
+        5,
+        ["Insufficient cpu"] * 5,
         postfilter_msg="preemption: 0/5 nodes are available: 5 No preemption victims found for incoming pod",
     )
     assert msg == (
@@ -43,8 +47,18 @@ def test_scheduled_message() -> None:
 
 @pytest.mark.parametrize(
     ("pct", "nodes", "expected"),
-    [(None, 50, 50), (None, 99, 99), (None, 100, 100), (None, 1000, 420), (None, 5000, 500),
-     (None, 6000, 300), (None, 15000, 750), (100, 5000, 5000), (30, 1000, 300), (1, 1000, 100)],
+    [
+        (None, 50, 50),
+        (None, 99, 99),
+        (None, 100, 100),
+        (None, 1000, 420),
+        (None, 5000, 500),
+        (None, 6000, 300),
+        (None, 15000, 750),
+        (100, 5000, 5000),
+        (30, 1000, 300),
+        (1, 1000, 100),
+    ],
 )
 def test_adaptive_number_of_nodes(pct: int | None, nodes: int, expected: int) -> None:
     assert num_feasible_nodes_to_find(pct, nodes) == expected

@@ -40,7 +40,9 @@ class KubeletClock(Protocol):
 class SimKubelet:
     """Runs pods on every node of the store, on timers."""
 
-    def __init__(self, store: KubeletStore, clock: KubeletClock, *, is_not_found: Callable[[Exception], bool]) -> None:
+    def __init__(
+        self, store: KubeletStore, clock: KubeletClock, *, is_not_found: Callable[[Exception], bool]
+    ) -> None:
         self.store = store
         self.clock = clock
         self._is_not_found = is_not_found

@@ -99,6 +99,12 @@ class SchedulerCache:
         st = self._pods.get(uid)
         return st is not None and st.assumed
 
+    def confirm(self, uid: str) -> None:
+        """The store reports the assumed pod ``uid`` bound: it is no longer merely assumed."""
+        st = self._pods.get(uid)
+        if st is not None:
+            st.assumed = False
+
     def set_pod(self, pod: PodInfo, node: str) -> None:
         """A bound pod (added or updated) as the store reports it."""
         st = self._pods.get(pod.uid)

@@ -212,8 +212,11 @@ class SchedulingQueue:
     def _flush_unschedulable(self) -> None:
         self._flush_timer = False
         now = self.clock.now()
-        stale = [qp for qp in self.unschedulable.values()
-                 if qp.where == "unschedulable" and now - qp.in_unschedulable_since >= MAX_IN_UNSCHEDULABLE]
+        stale = [
+            qp
+            for qp in self.unschedulable.values()
+            if qp.where == "unschedulable" and now - qp.in_unschedulable_since >= MAX_IN_UNSCHEDULABLE
+        ]
         for qp in stale:
             self.unschedulable.pop(qp.pod.uid, None)
             self._move(qp)
@@ -231,8 +234,11 @@ class SchedulingQueue:
         self._move_request_cycle = self.scheduling_cycle
         if not self.unschedulable:
             return
-        movable = [qp for qp in self.unschedulable.values()
-                   if qp.where == "unschedulable" and self._interested(qp, resource, action)]
+        movable = [
+            qp
+            for qp in self.unschedulable.values()
+            if qp.where == "unschedulable" and self._interested(qp, resource, action)
+        ]
         for qp in movable:
             self.unschedulable.pop(qp.pod.uid, None)
             self._move(qp)

@@ -22,7 +22,7 @@ from berth.scheduler.framework.nodetable import IntArray, NodeTable
 from berth.scheduler.framework.plugin import NodeStatusMap, ObjectClient
 from berth.scheduler.framework.podinfo import PodInfo
 from berth.scheduler.framework.registry import Registry
-from berth.scheduler.framework.runtime import FilterOutcome, Framework
+from berth.scheduler.framework.runtime import Framework
 from berth.scheduler.framework.status import Code, PluginError, Status
 from berth.scheduler.messages import fit_error_message, scheduled_message
 from berth.scheduler.queue import QueuedPod, SchedulingQueue
@@ -35,7 +35,9 @@ MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 class SchedulerStore(ObjectClient, Protocol):
     """The store operations the scheduler uses."""
 
-    def bind_pod(self, namespace: str, name: str, node_name: str, *, uid: str | None = None) -> dict[str, Any]: ...
+    def bind_pod(
+        self, namespace: str, name: str, node_name: str, *, uid: str | None = None
+    ) -> dict[str, Any]: ...
 
 
 class SchedulerClock(Protocol):
@@ -229,20 +231,27 @@ class Scheduler:
                 w.reject("", "pod deleted while waiting")
             self.queue.delete(uid)
             if self.cache.remove_pod(uid) is not None:
-                self.queue.move_all("AssignedPod", "Delete")
+                self.queue.move_all("Pod", "Delete")
             return
         if node:
             self.queue.delete(uid)
             old = self.cache.pod(uid)
-            if old is not None and old.obj.get("spec") == pod.get("spec") and (
-                (old.obj.get("metadata") or {}).get("labels") == meta.get("labels")
+            if (
+                old is not None
+                and self.cache.node_of(uid) == node
+                and (
+                    self.cache.is_assumed(uid)  # our own binding confirmed: only nodeName/status changed
+                    or (
+                        old.obj.get("spec") == pod.get("spec")
+                        and (old.obj.get("metadata") or {}).get("labels") == meta.get("labels")
+                    )
+                )
             ):
                 old.obj = pod
-                if self.cache.is_assumed(uid):
-                    self.cache.set_pod(old, node)
+                self.cache.confirm(uid)
                 return
             self.cache.set_pod(PodInfo(pod), node)
-            self.queue.move_all("AssignedPod", "Add" if old is None else "Update")
+            self.queue.move_all("Pod", "Add" if old is None else "Update")
             return
         if not self.responsible_for(pod) or meta.get("deletionTimestamp"):
             return
@@ -305,7 +314,9 @@ class Scheduler:
         if not s.is_success():
             msg = fit_error_message(n, prefilter_msg=s.message)
             state.write("berth/unschedulable-plugins", {s.plugin} | narrowed_by)
-            return None, self._post_filter(fw, state, pod, n, Status(s.code, (msg,), s.plugin), NodeStatusMap(absent=s))
+            return None, self._post_filter(
+                fw, state, pod, n, Status(s.code, (msg,), s.plugin), NodeStatusMap(absent=s)
+            )
         if pre.node_names is not None:
             candidates = np.zeros(n, dtype=np.bool_)
             for name in pre.node_names:
@@ -330,8 +341,8 @@ class Scheduler:
                         reasons.extend(r for r in st.reasons for _ in range(c))
                         plugins.add(st.plugin)
                 names = table.names
-                for i in failed:
-                    statuses.statuses[names[i]] = outcome.statuses[int(codes[i])]
+                for row in failed.tolist():
+                    statuses.statuses[names[row]] = outcome.statuses[int(codes[row])]
             if pre.node_names is not None:
                 statuses.absent = Status(
                     Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
@@ -419,7 +430,7 @@ class Scheduler:
             return
         w.fw.run_unreserve(w.state, w.pod, w.node_name)
         self.cache.forget(w.pod)
-        self.queue.move_all("AssignedPod", "Delete")
+        self.queue.move_all("Pod", "Delete")
         self._requeue(qp)
         self._fail(w.fw, qp, s, cycle)
 
@@ -428,7 +439,9 @@ class Scheduler:
         if qp.pod.uid not in self.queue:
             self.queue._pods[qp.pod.uid] = qp
 
-    def _bind(self, fw: Framework, qp: QueuedPod, state: CycleState, pod: PodInfo, node: str, cycle: int) -> None:
+    def _bind(
+        self, fw: Framework, qp: QueuedPod, state: CycleState, pod: PodInfo, node: str, cycle: int
+    ) -> None:
         s = fw.run_pre_bind(state, pod, node)
         if s.is_success():
             s = fw.run_bind(state, pod, node)
@@ -437,13 +450,14 @@ class Scheduler:
         if not s.is_success():
             fw.run_unreserve(state, pod, node)
             self.cache.forget(pod)
-            self.queue.move_all("AssignedPod", "Delete")
+            self.queue.move_all("Pod", "Delete")
             self._requeue(qp)
             self._fail(fw, qp, s, cycle, error=s.code == Code.ERROR)
             return
         self.stats.scheduled += 1
-        self.events.event(pod.obj, "Normal", "Scheduled", scheduled_message(pod.namespace, pod.name, node),
-                          action="Binding")
+        self.events.event(
+            pod.obj, "Normal", "Scheduled", scheduled_message(pod.namespace, pod.name, node), action="Binding"
+        )
         fw.run_post_bind(state, pod, node)
         if self.on_decision is not None:
             self.on_decision(pod, node, s)
@@ -518,8 +532,9 @@ class Scheduler:
         patch: dict[str, Any] = {"status": {"conditions": out}}
         if not status.get("phase"):
             patch["status"]["phase"] = "Pending"
-        self.store.patch(POD_KEY, pod["metadata"]["namespace"], pod["metadata"]["name"], patch,
-                         subresource="status")
+        self.store.patch(
+            POD_KEY, pod["metadata"]["namespace"], pod["metadata"]["name"], patch, subresource="status"
+        )
 
 
 def _timeout_cb(w: _Waiting, plugin: str, timeout: float) -> Callable[[], None]:

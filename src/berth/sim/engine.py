@@ -16,8 +16,8 @@ from berth.api.kinds import lookup_kind
 from berth.api.manifest import Manifest
 from berth.clock import SimClock
 from berth.controllers.kubelet import SimKubelet
-from berth.scheduler.framework.config import SchedulerConfig
 from berth.scheduler.builtin import builtin_registry
+from berth.scheduler.framework.config import SchedulerConfig
 from berth.scheduler.scheduler import Scheduler
 from berth.sim.scenario import ObjectRef, Plan, Step, build_plan
 from berth.store import MemoryStore, NotFound, StoreError, WatchEvent

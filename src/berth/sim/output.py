@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
+import msgspec
 import yaml
 
 from berth.api.kinds import lookup_kind
@@ -21,7 +21,7 @@ def as_list(objects: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 def to_json(objects: Sequence[Mapping[str, Any]]) -> str:
     """The objects as one indented JSON ``List`` (as ``kubectl get -o json``)."""
-    return json.dumps(as_list(objects), indent=4, ensure_ascii=False) + "\n"
+    return msgspec.json.format(msgspec.json.encode(as_list(objects)), indent=4).decode() + "\n"
 
 
 def to_yaml(objects: Sequence[Mapping[str, Any]]) -> str:
@@ -32,7 +32,7 @@ def to_yaml(objects: Sequence[Mapping[str, Any]]) -> str:
 def _parse_time(ts: str | None) -> datetime | None:
     if not ts:
         return None
-    return datetime.strptime(ts, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+    return datetime.strptime(ts, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
 
 
 def human_duration(seconds: float) -> str:
@@ -104,7 +104,9 @@ def _node_status(node: Mapping[str, Any]) -> str:
 
 def _roles(node: Mapping[str, Any]) -> str:
     labels = (node.get("metadata") or {}).get("labels") or {}
-    roles = sorted(k.split("/", 1)[1] for k in labels if k.startswith("node-role.kubernetes.io/") and "/" in k)
+    roles = sorted(
+        k.split("/", 1)[1] for k in labels if k.startswith("node-role.kubernetes.io/") and "/" in k
+    )
     return ",".join(roles) or "<none>"
 
 
@@ -118,9 +120,15 @@ def _pod_columns(wide: bool) -> Columns:
 
     def row(p: Mapping[str, Any], now: datetime) -> Row:
         meta, spec, status = p.get("metadata") or {}, p.get("spec") or {}, p.get("status") or {}
-        r = [meta.get("namespace", ""), meta.get("name", ""), _pod_ready(p), pod_status_text(p),
-             str(sum(int(c.get("restartCount", 0)) for c in status.get("containerStatuses") or [])),
-             _age(p, now), spec.get("nodeName") or "<none>"]
+        r = [
+            meta.get("namespace", ""),
+            meta.get("name", ""),
+            _pod_ready(p),
+            pod_status_text(p),
+            str(sum(int(c.get("restartCount", 0)) for c in status.get("containerStatuses") or [])),
+            _age(p, now),
+            spec.get("nodeName") or "<none>",
+        ]
         if wide:
             r += [status.get("nominatedNodeName") or "<none>", str(spec.get("priority", 0))]
         return r
@@ -134,12 +142,17 @@ def _node_columns(wide: bool) -> Columns:
         head += ["TAINTS"]
 
     def row(n: Mapping[str, Any], now: datetime) -> Row:
-        info = ((n.get("status") or {}).get("nodeInfo") or {})
+        info = (n.get("status") or {}).get("nodeInfo") or {}
         r = [n["metadata"]["name"], _node_status(n), _roles(n), _age(n, now), info.get("kubeletVersion", "")]
         if wide:
             taints = (n.get("spec") or {}).get("taints") or []
-            r.append(",".join(f"{t.get('key')}{'=' + t['value'] if t.get('value') else ''}:{t.get('effect')}"
-                              for t in taints) or "<none>")
+            r.append(
+                ",".join(
+                    f"{t.get('key')}{'=' + t['value'] if t.get('value') else ''}:{t.get('effect')}"
+                    for t in taints
+                )
+                or "<none>"
+            )
         return r
 
     return head, row
@@ -151,10 +164,14 @@ def _event_columns(wide: bool) -> Columns:
     def row(e: Mapping[str, Any], now: datetime) -> Row:
         last = _parse_time(e.get("lastTimestamp"))
         inv = e.get("involvedObject") or {}
-        return [(e.get("metadata") or {}).get("namespace", ""),
-                human_duration((now - last).total_seconds()) if last else "<unknown>",
-                e.get("type", ""), e.get("reason", ""), f"{str(inv.get('kind', '')).lower()}/{inv.get('name', '')}",
-                e.get("message", "")]
+        return [
+            (e.get("metadata") or {}).get("namespace", ""),
+            human_duration((now - last).total_seconds()) if last else "<unknown>",
+            e.get("type", ""),
+            e.get("reason", ""),
+            f"{str(inv.get('kind', '')).lower()}/{inv.get('name', '')}",
+            e.get("message", ""),
+        ]
 
     return head, row
 
@@ -163,8 +180,13 @@ def _pc_columns(wide: bool) -> Columns:
     head = ["NAME", "VALUE", "GLOBAL-DEFAULT", "AGE", "PREEMPTIONPOLICY"]
 
     def row(o: Mapping[str, Any], now: datetime) -> Row:
-        return [o["metadata"]["name"], str(o.get("value", 0)), str(bool(o.get("globalDefault"))).lower(),
-                _age(o, now), o.get("preemptionPolicy") or "PreemptLowerPriority"]
+        return [
+            o["metadata"]["name"],
+            str(o.get("value", 0)),
+            str(bool(o.get("globalDefault"))).lower(),
+            _age(o, now),
+            o.get("preemptionPolicy") or "PreemptLowerPriority",
+        ]
 
     return head, row
 
@@ -211,7 +233,7 @@ def render_table(head: list[str], rows: list[Row]) -> str:
 
 def to_tables(objects: Sequence[Mapping[str, Any]], now_ts: str, *, wide: bool = False) -> str:
     """One kubectl-style table per kind, separated by blank lines."""
-    now = _parse_time(now_ts) or datetime.now(timezone.utc)
+    now = _parse_time(now_ts) or datetime.now(UTC)
     by_kind: dict[str, list[Mapping[str, Any]]] = {}
     for o in objects:
         by_kind.setdefault(str(o.get("kind", "")), []).append(o)
@@ -228,6 +250,8 @@ def to_tables(objects: Sequence[Mapping[str, Any]], now_ts: str, *, wide: bool =
                 namespaced = bool((items[0].get("metadata") or {}).get("namespace"))
             head, row = _generic_columns(namespaced)
         if kind == "Event":
-            items = sorted(items, key=lambda e: (e.get("lastTimestamp") or "", (e.get("metadata") or {}).get("name", "")))
+            items = sorted(
+                items, key=lambda e: (e.get("lastTimestamp") or "", (e.get("metadata") or {}).get("name", ""))
+            )
         parts.append(render_table(head, [row(o, now) for o in items]))
     return "\n".join(parts)

@@ -65,16 +65,21 @@ def _duration(value: Any, name: str, path: str, source: str) -> float:
                 return d
     except ValueError:
         pass
-    raise InvalidObjectError(SCENARIO_KIND, name, path, value, f'Invalid value: "{value}": not a duration',
-                             source=source)
+    raise InvalidObjectError(
+        SCENARIO_KIND, name, path, value, f'Invalid value: "{value}": not a duration', source=source
+    )
 
 
 def _ref(d: Any, name: str, path: str, source: str) -> ObjectRef:
     if not isinstance(d, Mapping):
-        raise InvalidObjectError(SCENARIO_KIND, name, path, d, "Invalid value: must be an object", source=source)
+        raise InvalidObjectError(
+            SCENARIO_KIND, name, path, d, "Invalid value: must be an object", source=source
+        )
     for f in ("apiVersion", "kind", "name"):
         if not isinstance(d.get(f), str) or not d.get(f):
-            raise InvalidObjectError(SCENARIO_KIND, name, f"{path}.{f}", d.get(f), "Required value", source=source)
+            raise InvalidObjectError(
+                SCENARIO_KIND, name, f"{path}.{f}", d.get(f), "Required value", source=source
+            )
     return ObjectRef(d["apiVersion"], d["kind"], str(d.get("namespace") or ""), d["name"])
 
 
@@ -82,29 +87,45 @@ def _scenario_steps(obj: Mapping[str, Any], source: str) -> tuple[list[Step], fl
     name = str((obj.get("metadata") or {}).get("name", ""))
     spec = obj.get("spec") or {}
     if not isinstance(spec, Mapping):
-        raise InvalidObjectError(SCENARIO_KIND, name, "spec", spec, "Invalid value: must be an object", source=source)
+        raise InvalidObjectError(
+            SCENARIO_KIND, name, "spec", spec, "Invalid value: must be an object", source=source
+        )
     until = _duration(spec["until"], name, "spec.until", source) if spec.get("until") is not None else None
     raw_steps = spec.get("steps") or []
     if not isinstance(raw_steps, list):
-        raise InvalidObjectError(SCENARIO_KIND, name, "spec.steps", raw_steps, "Invalid value: must be a list",
-                                 source=source)
+        raise InvalidObjectError(
+            SCENARIO_KIND, name, "spec.steps", raw_steps, "Invalid value: must be a list", source=source
+        )
     steps: list[Step] = []
     for i, st in enumerate(raw_steps):
         path = f"spec.steps[{i}]"
         if not isinstance(st, Mapping):
-            raise InvalidObjectError(SCENARIO_KIND, name, path, st, "Invalid value: must be an object", source=source)
+            raise InvalidObjectError(
+                SCENARIO_KIND, name, path, st, "Invalid value: must be an object", source=source
+            )
         if "at" not in st:
             raise InvalidObjectError(SCENARIO_KIND, name, f"{path}.at", None, "Required value", source=source)
         unknown = sorted(set(st) - {"at", "create", "delete", "patch"})
         if unknown:
-            raise InvalidObjectError(SCENARIO_KIND, name, f"{path}.{unknown[0]}", unknown[0],
-                                     f'Unsupported value: "{unknown[0]}": supported values: "at", "create", '
-                                     '"delete", "patch"', source=source)
+            raise InvalidObjectError(
+                SCENARIO_KIND,
+                name,
+                f"{path}.{unknown[0]}",
+                unknown[0],
+                f'Unsupported value: "{unknown[0]}": supported values: "at", "create", "delete", "patch"',
+                source=source,
+            )
         step = Step(_duration(st["at"], name, f"{path}.at", source))
         for j, o in enumerate(st.get("create") or []):
             if not isinstance(o, Mapping):
-                raise InvalidObjectError(SCENARIO_KIND, name, f"{path}.create[{j}]", o,
-                                         "Invalid value: must be an object", source=source)
+                raise InvalidObjectError(
+                    SCENARIO_KIND,
+                    name,
+                    f"{path}.create[{j}]",
+                    o,
+                    "Invalid value: must be an object",
+                    source=source,
+                )
             o = dict(o)
             validate_object(o, source=source)
             step.create.append(o)
@@ -114,8 +135,9 @@ def _scenario_steps(obj: Mapping[str, Any], source: str) -> tuple[list[Step], fl
             ref = _ref(p, name, f"{path}.patch[{j}]", source)
             body = p.get("patch")
             if not isinstance(body, Mapping):
-                raise InvalidObjectError(SCENARIO_KIND, name, f"{path}.patch[{j}].patch", body, "Required value",
-                                         source=source)
+                raise InvalidObjectError(
+                    SCENARIO_KIND, name, f"{path}.patch[{j}].patch", body, "Required value", source=source
+                )
             step.patch.append((ref, dict(body)))
         steps.append(step)
     return steps, until

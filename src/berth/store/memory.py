@@ -405,26 +405,32 @@ class MemoryStore:
 
         Conflict when the pod is already assigned, is being deleted, or (with ``uid``) is another pod.
         """
-        info, ns, old = self._locate(_POD, namespace, name)
+        _, ns, old = self._locate(_POD, namespace, name)
         meta = old["metadata"]
         if uid and meta.get("uid") != uid:
             raise Conflict(
                 f'Operation cannot be fulfilled on pods/binding "{name}": Precondition failed: UID in '
                 f"precondition: {uid}, UID in object meta: {meta.get('uid')}",
-                name=name, group="", kind="pods",
+                name=name,
+                group="",
+                kind="pods",
             )
         spec = old.get("spec") or {}
         if spec.get("nodeName"):
             raise Conflict(
                 f'Operation cannot be fulfilled on pods/binding "{name}": pod {name} is already assigned to '
                 f'node "{spec["nodeName"]}"',
-                name=name, group="", kind="pods",
+                name=name,
+                group="",
+                kind="pods",
             )
         if meta.get("deletionTimestamp"):
             raise Conflict(
                 f'Operation cannot be fulfilled on pods/binding "{name}": pod {name} is being deleted, '
                 "cannot be assigned to a host",
-                name=name, group="", kind="pods",
+                name=name,
+                group="",
+                kind="pods",
             )
         new = dict(old)
         new["metadata"] = dict(meta)

@@ -104,7 +104,9 @@ def _refs(items: Any, path: str) -> list[PluginRef]:
             raise ConfigError(f"{path}[{i}].name: Required value")
         weight = it.get("weight", 0) or 0
         if not isinstance(weight, int) or weight < 0:
-            raise ConfigError(f"{path}[{i}].weight: Invalid value: {weight!r}: must be a non-negative integer")
+            raise ConfigError(
+                f"{path}[{i}].weight: Invalid value: {weight!r}: must be a non-negative integer"
+            )
         out.append(PluginRef(it["name"], weight))
     return out
 

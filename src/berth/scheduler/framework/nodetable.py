@@ -44,7 +44,8 @@ class LabelColumn:
         if not ids:
             return np.zeros(len(self.codes), dtype=np.bool_)
         if len(ids) == 1:
-            return self.codes == ids[0]
+            out: BoolArray = self.codes == ids[0]
+            return out
         return np.isin(self.codes, ids)
 
     def mask_exists(self) -> BoolArray:

@@ -84,7 +84,7 @@ class PostFilterResult:
 class ClusterEvent:
     """A kind of cluster change that may make unschedulable pods schedulable."""
 
-    resource: str  # "Node", "Pod", "AssignedPod", or any kind name; "*" for all
+    resource: str  # "Node", "Pod" (assigned pods), or any kind name; "*" for all
     actions: frozenset[str] = frozenset({"*"})  # "Add", "Update", "Delete", "*"
 
     def matches(self, resource: str, action: str) -> bool:
@@ -119,7 +119,11 @@ class ObjectClient(Protocol):
     def get(self, key: tuple[str, str], namespace: str, name: str) -> dict[str, Any]: ...
 
     def list(
-        self, key: tuple[str, str], namespace: str | None = None, *, label_selector: Any = None,
+        self,
+        key: tuple[str, str],
+        namespace: str | None = None,
+        *,
+        label_selector: Any = None,
         field_selector: str | None = None,
     ) -> tuple[list[dict[str, Any]], str]: ...
 
@@ -130,7 +134,12 @@ class ObjectClient(Protocol):
     def update_status(self, obj: dict[str, Any]) -> dict[str, Any]: ...
 
     def patch(
-        self, key: tuple[str, str], namespace: str, name: str, patch: dict[str, Any], *,
+        self,
+        key: tuple[str, str],
+        namespace: str,
+        name: str,
+        patch: dict[str, Any],
+        *,
         subresource: str | None = None,
     ) -> dict[str, Any]: ...
 

@@ -131,7 +131,9 @@ class Framework:
                 f"enabled, got {points['queueSort']}"
             )
         if not points["bind"]:
-            raise ConfigError(f"profiles[{profile.scheduler_name}].plugins.bind: at least one bind plugin is needed")
+            raise ConfigError(
+                f"profiles[{profile.scheduler_name}].plugins.bind: at least one bind plugin is needed"
+            )
 
         def get(point: str) -> list[Any]:
             return [self.plugins[n] for n in points[point]]
@@ -148,6 +150,19 @@ class Framework:
         self.pre_bind_plugins = get("preBind")
         self.bind_plugins = get("bind")
         self.post_bind_plugins = get("postBind")
+        # protocol checks are slow: decide each plugin's form once
+        self._filters: list[tuple[Any, bool]] = [
+            (p, isinstance(p, BatchFilterPlugin)) for p in self.filter_plugins
+        ]
+        self._scores: list[tuple[Any, bool, bool]] = [
+            (p, isinstance(p, BatchScorePlugin), isinstance(p, NormalizeScorePlugin))
+            for p in self.score_plugins
+        ]
+        self._prefilter_ext: list[tuple[str, PreFilterExtensions]] = []
+        for p in self.pre_filter_plugins:
+            ext = getattr(p, "pre_filter_extensions", None)
+            if ext is not None and isinstance(ext, PreFilterExtensions):
+                self._prefilter_ext.append((p.name, ext))
         self.events: dict[str, list[ClusterEvent]] = {
             n: (p.events_to_register() if isinstance(p, EnqueueExtensions) else ALL_EVENTS)
             for n, p in self.plugins.items()
@@ -157,7 +172,7 @@ class Framework:
     def run_pre_enqueue(self, pod: PodInfo) -> Status:
         """Run PreEnqueue plugins; the first non-success status is returned."""
         for p in self.pre_enqueue_plugins:
-            s = p.pre_enqueue(pod)
+            s: Status = p.pre_enqueue(pod)
             if not s.is_success():
                 return s.with_plugin(p.name)
         return Status()
@@ -191,28 +206,24 @@ class Framework:
         self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node: NodeInfo
     ) -> Status:
         """Tell PreFilter extensions that ``pod_to_add`` is (hypothetically) on ``node``."""
-        for p in self.pre_filter_plugins:
-            if p.name in state.skip_filter:
+        for name, ext in self._prefilter_ext:
+            if name in state.skip_filter:
                 continue
-            ext = getattr(p, "pre_filter_extensions", None)
-            if ext is not None and isinstance(ext, PreFilterExtensions):
-                s = ext.add_pod(state, pod, pod_to_add, node)
-                if not s.is_success():
-                    return s.with_plugin(p.name)
+            s = ext.add_pod(state, pod, pod_to_add, node)
+            if not s.is_success():
+                return s.with_plugin(name)
         return Status()
 
     def run_pre_filter_remove_pod(
         self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node: NodeInfo
     ) -> Status:
         """Tell PreFilter extensions that ``pod_to_remove`` is (hypothetically) gone from ``node``."""
-        for p in self.pre_filter_plugins:
-            if p.name in state.skip_filter:
+        for name, ext in self._prefilter_ext:
+            if name in state.skip_filter:
                 continue
-            ext = getattr(p, "pre_filter_extensions", None)
-            if ext is not None and isinstance(ext, PreFilterExtensions):
-                s = ext.remove_pod(state, pod, pod_to_remove, node)
-                if not s.is_success():
-                    return s.with_plugin(p.name)
+            s = ext.remove_pod(state, pod, pod_to_remove, node)
+            if not s.is_success():
+                return s.with_plugin(name)
         return Status()
 
     def run_filters(
@@ -223,12 +234,11 @@ class Framework:
         alive = candidates.copy()
         codes = np.full(n, -1, dtype=np.int64)
         statuses: list[Status] = []
-        for p in self.filter_plugins:
-            if p.name in state.skip_filter:
+        skip = state.skip_filter
+        for p, batched in self._filters:
+            if skip and p.name in skip:
                 continue
-            if not alive.any():
-                break
-            if isinstance(p, BatchFilterPlugin):
+            if batched:
                 v = p.filter_nodes(state, pod, table)
                 failed = alive & ~v.passed
                 if not failed.any():
@@ -262,11 +272,11 @@ class Framework:
 
     def run_filter_node(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
         """Run every Filter plugin on one node (per-node form); the first failure is returned."""
-        for p in self.filter_plugins:
+        for p, batched in self._filters:
             if p.name in state.skip_filter:
                 continue
-            if isinstance(p, FilterPlugin):
-                s = p.filter(state, pod, node)
+            if not batched or isinstance(p, FilterPlugin):
+                s: Status = p.filter(state, pod, node)
             else:
                 s = p.filter_nodes(state, pod, node.table).status_of(node.index)
             if not s.is_success():
@@ -306,27 +316,33 @@ class Framework:
                 raise PluginError(s.with_plugin(p.name))
         total = np.zeros(len(idx), dtype=np.int64)
         out = ScoreOutcome(idx, total)
-        for p in self.score_plugins:
-            if p.name in state.skip_score:
+        skip = state.skip_score
+        weights = self.weights
+        for p, batched, normalizes in self._scores:
+            if skip and p.name in skip:
                 continue
-            if isinstance(p, BatchScorePlugin):
+            if batched:
                 raw = p.score_nodes(state, pod, table, idx)
             else:
                 raw = np.fromiter(
                     (p.score(state, pod, table.info(int(i))) for i in idx), dtype=np.int64, count=len(idx)
                 )
-            norm = p.normalize_scores(state, pod, raw) if isinstance(p, NormalizeScorePlugin) else raw
+            norm = p.normalize_scores(state, pod, raw) if normalizes else raw
             if keep_parts:
                 out.raw[p.name] = raw
                 out.normalized[p.name] = norm
-            total += norm * self.weights.get(p.name, 1)
+            w = weights.get(p.name, 1)
+            if w == 1:
+                total += norm
+            else:
+                total += norm * w
         return out
 
     # ----- binding -------------------------------------------------------------------------
     def run_reserve(self, state: CycleState, pod: PodInfo, node: str) -> Status:
         """Run Reserve plugins; on failure the caller runs Unreserve."""
         for p in self.reserve_plugins:
-            s = p.reserve(state, pod, node)
+            s: Status = p.reserve(state, pod, node)
             if not s.is_success():
                 return s.with_plugin(p.name)
         return Status()
@@ -353,7 +369,7 @@ class Framework:
     def run_pre_bind(self, state: CycleState, pod: PodInfo, node: str) -> Status:
         """Run PreBind plugins."""
         for p in self.pre_bind_plugins:
-            s = p.pre_bind(state, pod, node)
+            s: Status = p.pre_bind(state, pod, node)
             if not s.is_success():
                 return s.with_plugin(p.name)
         return Status()
@@ -361,7 +377,7 @@ class Framework:
     def run_bind(self, state: CycleState, pod: PodInfo, node: str) -> Status:
         """Run Bind plugins until one does not Skip."""
         for p in self.bind_plugins:
-            s = p.bind(state, pod, node)
+            s: Status = p.bind(state, pod, node)
             if s.is_skip():
                 continue
             return s.with_plugin(p.name)

@@ -1,0 +1,147 @@
+"""NodeResourcesBalancedAllocation: (1 - std of utilisation fractions) * 100 on actual requests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from builders import make_node, make_pod, make_table, new_state
+
+from berth.scheduler.framework import ConfigError, PodInfo
+from berth.scheduler.plugins.noderesources import (
+    NodeResourcesBalancedAllocationArgs,
+    ResourceSpec,
+    balanced_score,
+    new_balanced,
+    parse_balanced_args,
+)
+
+GPU = "example.com/gpu"
+TWO_NODES = [make_node("n1", cpu="4000m", memory=10000), make_node("n2", cpu="6000m", memory=10000)]
+THREE = {"resources": [{"name": "cpu"}, {"name": "memory"}, {"name": GPU}]}
+
+
+@pytest.mark.parametrize(
+    ("args", "nodes", "used", "pod", "expected"),
+    [
+        # fractions 0.75/0.5 → std 0.125 → 87; 0.5/0.5 → 100 (kube's "differently sized nodes")
+        pytest.param(
+            {}, TWO_NODES, {}, make_pod("p", cpu="3000m", memory=5000), [87, 100], id="differently sized"
+        ),
+        pytest.param(
+            {},
+            [make_node("n1", cpu="10000m", memory=20000), make_node("n2", cpu="10000m", memory=50000)],
+            {
+                "n1": [make_pod("a", cpu="3000m", memory=5000)],
+                "n2": [make_pod("b", cpu="3000m", memory=5000)],
+            },
+            make_pod("p", cpu="3000m", memory=5000),
+            # n1: 0.6 / 0.5 → 95; n2: 0.6 / 0.2 → std 0.2 → 80
+            [95, 80],
+            id="with scheduled pods",
+        ),
+        pytest.param(
+            {}, TWO_NODES[:1], {}, make_pod("p", cpu="6000m", memory=5000), [75], id="fraction capped at 1"
+        ),
+        pytest.param(
+            {},
+            [make_node("n1", cpu="4000m", memory=10000)],
+            {"n1": [make_pod("be")]},  # a best-effort pod adds nothing to Requested
+            make_pod("p", cpu="2000m", memory=5000),
+            [100],
+            id="actual requests not non-zero defaults",
+        ),
+        pytest.param(
+            THREE,
+            [make_node("n1", cpu="4000m", memory=10000, extra={GPU: 4})],
+            {},
+            make_pod("p", cpu="3000m", memory=5000, extra={GPU: 2}),
+            # fractions 0.75, 0.5, 0.5: std = sqrt(((1/6)^2 + 2*(1/12)^2)/3) = 0.1178 → 88
+            [88],
+            id="three resources general std",
+        ),
+        pytest.param(
+            THREE,
+            [make_node("n1", cpu="4000m", memory=10000, extra={GPU: 4})],
+            {},
+            make_pod("p", cpu="3000m", memory=5000),
+            [87],
+            id="extended resource not requested is bypassed",
+        ),
+        pytest.param(
+            {},
+            [make_node("n1", cpu="4000m", memory=None)],
+            {},
+            make_pod("p", cpu="3000m", memory=5000),
+            [100],
+            id="one fraction",
+        ),
+    ],
+)
+def test_scores(
+    args: dict[str, Any],
+    nodes: list[dict[str, Any]],
+    used: dict[str, list[PodInfo]],
+    pod: PodInfo,
+    expected: list[int],
+) -> None:
+    plugin = new_balanced(args, None)  # type: ignore[arg-type]
+    table = make_table(nodes, used)
+    state = new_state()
+    idx = np.arange(table.size, dtype=np.int64)
+    assert plugin.pre_score(state, pod, table, idx).is_success()
+    assert [plugin.score(state, pod, table.info(i)) for i in range(table.size)] == expected
+    assert plugin.score_nodes(state, pod, table, idx).tolist() == expected
+
+
+def test_best_effort_pod_skipped() -> None:
+    plugin = new_balanced({}, None)  # type: ignore[arg-type]
+    table = make_table(TWO_NODES)
+    pod = make_pod("be")
+    state = new_state()
+    idx = np.arange(2, dtype=np.int64)
+    assert plugin.pre_score(state, pod, table, idx).is_skip()
+    assert plugin.score(state, pod, table.info(0)) == 0
+    assert plugin.score_nodes(state, pod, table, idx).tolist() == [0, 0]
+
+
+@pytest.mark.parametrize(
+    ("requested", "allocatable", "expected"),
+    [
+        ([0, 0], [0, 0], 100),
+        ([1, 3], [4, 4], 75),
+        ([1, 1, 1], [2, 4, 8], 84),
+        ([5, 0], [4, 4], 50),
+    ],
+)
+def test_balanced_score_formula(requested: list[int], allocatable: list[int], expected: int) -> None:
+    assert balanced_score(requested, allocatable) == expected
+
+
+def test_args() -> None:
+    assert parse_balanced_args({}) == NodeResourcesBalancedAllocationArgs()
+    assert parse_balanced_args({"resources": [{"name": "cpu"}, {"name": GPU, "weight": 0}]}).resources == (
+        ResourceSpec("cpu", 1),
+        ResourceSpec(GPU, 1),
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            {"resources": [{"name": "cpu", "weight": 2}]},
+            "NodeResourcesBalancedAllocation: resources[0].weight: Invalid value: 2: must be 1",
+        ),
+        (
+            {"resources": [{"name": "cpu"}, {"name": "cpu"}]},
+            'NodeResourcesBalancedAllocation: resources[1].name: Duplicate value: "cpu"',
+        ),
+        ({"resource": []}, 'NodeResourcesBalancedAllocation: unknown field "resource"'),
+    ],
+)
+def test_args_errors(args: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigError) as exc:
+        parse_balanced_args(args)
+    assert str(exc.value) == message

@@ -1,0 +1,458 @@
+"""NodeResourcesFit: filter reasons in kube's order, args defaults/validation, and the three scoring strategies."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from builders import make_node, make_pod, make_table, new_state, pod_dict
+
+from berth.scheduler.framework import ClusterEvent, Code, ConfigError, PodInfo
+from berth.scheduler.plugins.noderesources import (
+    NodeResourcesFitArgs,
+    ResourceSpec,
+    ScoringStrategy,
+    UtilizationShapePoint,
+    fit_checks,
+    new_fit,
+    parse_fit_args,
+)
+from berth.scheduler.plugins.noderesources.scorers import RequestedToCapacityRatio
+
+EXT = "example.com/aaa"
+HUGE = "hugepages-2Mi"
+
+# kube's fit_test node: 10m cpu, 20 memory, 32 pods, 5 example.com/aaa, 20 ephemeral-storage, 5 hugepages
+NODE = make_node("n", cpu="10m", memory=20, pods=32, extra={EXT: 5, "ephemeral-storage": 20, HUGE: 5})
+
+
+def _pod(cpu: str | None = None, memory: int | None = None, **extra: Any) -> PodInfo:
+    return make_pod(
+        "p",
+        cpu=cpu,
+        memory=memory,
+        extra={k.replace("__", "/").replace("_", "."): v for k, v in extra.items()},
+    )
+
+
+def _check(
+    args: dict[str, Any], pod: PodInfo, used: list[PodInfo], node: dict[str, Any], reasons: list[str]
+) -> None:
+    plugin = new_fit(args, None)  # type: ignore[arg-type]
+    table = make_table([node], {node["metadata"]["name"]: used})
+    state = new_state()
+    plugin.pre_filter(state, pod, table)
+    status = plugin.filter(state, pod, table.info(0))
+    verdict = plugin.filter_nodes(state, pod, table)
+    if reasons:
+        assert status.code == Code.UNSCHEDULABLE
+        assert list(status.reasons) == reasons
+        assert not verdict.passed[0]
+        assert verdict.status_of(0) == status
+    else:
+        assert status.is_success()
+        assert verdict.passed[0]
+
+
+@pytest.mark.parametrize(
+    ("pod", "used", "reasons"),
+    [
+        pytest.param(_pod(), [_pod("10m", 20)], [], id="no resources requested always fits"),
+        pytest.param(
+            _pod("1m", 1),
+            [_pod("10m", 20)],
+            ["Insufficient cpu", "Insufficient memory"],
+            id="too many resources fails",
+        ),
+        pytest.param(_pod("1m", 1), [_pod("5m", 5)], [], id="both resources fit"),
+        pytest.param(_pod("2m", 1), [_pod("9m", 5)], ["Insufficient cpu"], id="one resource memory fits"),
+        pytest.param(_pod("1m", 2), [_pod("5m", 19)], ["Insufficient memory"], id="one resource cpu fits"),
+        pytest.param(_pod("5m", 1), [_pod("5m", 19)], [], id="equal edge case"),
+        pytest.param(
+            _pod("1m", 1, example_com__aaa=1),
+            [_pod("0", 0, example_com__aaa=5)],
+            ["Insufficient example.com/aaa"],
+            id="extended resource capacity enforced",
+        ),
+        pytest.param(
+            _pod(example_com__aaa=6),
+            [],
+            ["Insufficient example.com/aaa"],
+            id="extended resource over allocatable",
+        ),
+        pytest.param(_pod(example_com__aaa=2), [_pod(example_com__aaa=3)], [], id="extended resource fits"),
+        pytest.param(
+            _pod(example_com__bbb=1),
+            [],
+            ["Insufficient example.com/bbb"],
+            id="extended resource unknown to node",
+        ),
+        pytest.param(
+            _pod(example_com__zzz=1, example_com__bbb=1),
+            [],
+            ["Insufficient example.com/bbb", "Insufficient example.com/zzz"],
+            id="several extended resources by name",
+        ),
+        pytest.param(_pod(**{HUGE: 6}), [], ["Insufficient hugepages-2Mi"], id="hugepages enforced"),
+        pytest.param(_pod(**{HUGE: 3}), [_pod(**{HUGE: 2})], [], id="hugepages fit"),
+        pytest.param(
+            _pod(**{"ephemeral-storage": 25}), [], ["Insufficient ephemeral-storage"], id="storage over"
+        ),
+        pytest.param(
+            _pod(**{"ephemeral-storage": 10}), [_pod(**{"ephemeral-storage": 10})], [], id="storage fits"
+        ),
+        pytest.param(_pod(foo=100), [], [], id="untracked native resource ignored"),
+        pytest.param(
+            _pod("1m", 1, **{"ephemeral-storage": 30, HUGE: 9}),
+            [_pod("10m", 20)],
+            [
+                "Insufficient cpu",
+                "Insufficient memory",
+                "Insufficient ephemeral-storage",
+                "Insufficient hugepages-2Mi",
+            ],
+            id="all reasons in order",
+        ),
+    ],
+)
+def test_filter_reasons(pod: PodInfo, used: list[PodInfo], reasons: list[str]) -> None:
+    _check({}, pod, used, NODE, reasons)
+
+
+def test_too_many_pods_comes_first() -> None:
+    node = make_node("n", cpu="10m", memory=20, pods=1)
+    _check({}, _pod(), [_pod()], node, ["Too many pods"])
+    _check({}, _pod("20m", 30), [_pod()], node, ["Too many pods", "Insufficient cpu", "Insufficient memory"])
+    _check({}, _pod(), [], make_node("n", cpu="1", memory=1, pods=None), ["Too many pods"])
+
+
+def test_init_containers_take_the_peak() -> None:
+    d = pod_dict("p", cpu="1m", memory=1)
+    d["spec"]["initContainers"] = [{"name": "i", "resources": {"requests": {"cpu": "3m", "memory": "1"}}}]
+    # kube: "too many resources fails due to init container cpu" (8m used + max(1m, 3m) > 10m)
+    _check({}, PodInfo(d), [_pod("8m", 19)], NODE, ["Insufficient cpu"])
+
+
+@pytest.mark.parametrize(
+    ("args", "reasons"),
+    [
+        ({}, ["Insufficient example.com/aaa"]),
+        ({"ignoredResources": [EXT]}, []),
+        ({"ignoredResourceGroups": ["example.com"]}, []),
+        ({"ignoredResourceGroups": ["example.org"]}, ["Insufficient example.com/aaa"]),
+    ],
+)
+def test_ignored_extended_resources(args: dict[str, Any], reasons: list[str]) -> None:
+    _check(args, _pod(example_com__aaa=10), [], NODE, reasons)
+
+
+def test_ignored_resources_apply_to_extended_only() -> None:
+    _check({"ignoredResources": [HUGE]}, _pod(**{HUGE: 10}), [], NODE, ["Insufficient hugepages-2Mi"])
+
+
+def test_fit_checks_order() -> None:
+    pod = _pod("1", 2, example_com__b=1, example_com__a=1, **{"ephemeral-storage": 3, HUGE: 4})
+    assert [c[0] for c in fit_checks(pod)] == [
+        "cpu",
+        "memory",
+        "ephemeral-storage",
+        "example.com/a",
+        "example.com/b",
+        HUGE,
+    ]
+
+
+def test_batched_filter_groups_statuses() -> None:
+    nodes = [
+        make_node("a", cpu="1", memory=100, pods=10),
+        make_node("b", cpu="100m", memory=100, pods=10),
+        make_node("c", cpu="1", memory=10, pods=10),
+        make_node("d", cpu="100m", memory=10, pods=10),
+        make_node("e", cpu="100m", memory=10, pods=0),
+    ]
+    plugin = new_fit({}, None)  # type: ignore[arg-type]
+    table = make_table(nodes)
+    pod = _pod("500m", 50)
+    state = new_state()
+    v = plugin.filter_nodes(state, pod, table)
+    assert v.passed.tolist() == [True, False, False, False, False]
+    assert [v.status_of(i).reasons for i in range(5)] == [
+        (),
+        ("Insufficient cpu",),
+        ("Insufficient memory",),
+        ("Insufficient cpu", "Insufficient memory"),
+        ("Too many pods", "Insufficient cpu", "Insufficient memory"),
+    ]
+    assert len(v.statuses) == 4
+
+
+# ----- args -------------------------------------------------------------------------------------
+def test_default_args() -> None:
+    assert parse_fit_args({}) == NodeResourcesFitArgs(
+        frozenset(),
+        frozenset(),
+        ScoringStrategy("LeastAllocated", (ResourceSpec("cpu", 1), ResourceSpec("memory", 1))),
+    )
+
+
+def test_args_defaulting() -> None:
+    a = parse_fit_args(
+        {
+            "ignoredResources": ["example.com/x"],
+            "scoringStrategy": {
+                "type": "MostAllocated",
+                "resources": [{"name": "cpu"}, {"name": "memory", "weight": 3}],
+            },
+        }
+    )
+    assert a.ignored_resources == frozenset({"example.com/x"})
+    assert a.scoring_strategy == ScoringStrategy(
+        "MostAllocated", (ResourceSpec("cpu", 1), ResourceSpec("memory", 3))
+    )
+    b = parse_fit_args({"scoringStrategy": {"type": "LeastAllocated"}})
+    assert b.scoring_strategy.resources == (ResourceSpec("cpu", 1), ResourceSpec("memory", 1))
+    c = parse_fit_args(
+        {
+            "scoringStrategy": {
+                "type": "RequestedToCapacityRatio",
+                "requestedToCapacityRatio": {
+                    "shape": [{"utilization": 0, "score": 10}, {"utilization": 100}]
+                },
+            }
+        }
+    )
+    assert c.scoring_strategy.shape == (UtilizationShapePoint(0, 10), UtilizationShapePoint(100, 0))
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            {"scoringStrategy": {"type": "Foo"}},
+            'NodeResourcesFit: scoringStrategy.type: Unsupported value: "Foo": supported values: '
+            '"LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"',
+        ),
+        (
+            {"scoringStrategy": {"resources": [{"name": "cpu"}]}},
+            'NodeResourcesFit: scoringStrategy.type: Unsupported value: "": supported values: '
+            '"LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"',
+        ),
+        (
+            {"scoringStrategy": {"type": "LeastAllocated", "resources": [{"name": "cpu", "weight": 101}]}},
+            "NodeResourcesFit: scoringStrategy.resources[0].weight: Invalid value: 101: "
+            "resource weight of cpu not in valid range [1, 100]",
+        ),
+        (
+            {"scoringStrategy": {"type": "LeastAllocated", "resources": [{"name": "cpu", "weight": -1}]}},
+            "NodeResourcesFit: scoringStrategy.resources[0].weight: Invalid value: -1: "
+            "resource weight of cpu not in valid range [1, 100]",
+        ),
+        (
+            {"ignoredResourceGroups": ["example.com/aaa"]},
+            'NodeResourcesFit: ignoredResourceGroups[0]: Invalid value: "example.com/aaa": '
+            "resource group name can't contain '/'",
+        ),
+        (
+            {
+                "scoringStrategy": {
+                    "type": "RequestedToCapacityRatio",
+                    "requestedToCapacityRatio": {"shape": []},
+                }
+            },
+            "NodeResourcesFit: scoringStrategy.shape: Required value: at least one point must be specified",
+        ),
+        (
+            {
+                "scoringStrategy": {
+                    "type": "RequestedToCapacityRatio",
+                    "requestedToCapacityRatio": {
+                        "shape": [{"utilization": 50, "score": 1}, {"utilization": 50, "score": 2}]
+                    },
+                }
+            },
+            "NodeResourcesFit: scoringStrategy.shape[1].utilization: Invalid value: 50: "
+            "utilization values must be sorted in increasing order",
+        ),
+        (
+            {
+                "scoringStrategy": {
+                    "type": "RequestedToCapacityRatio",
+                    "requestedToCapacityRatio": {"shape": [{"utilization": 10, "score": 11}]},
+                }
+            },
+            "NodeResourcesFit: scoringStrategy.shape[0].score: Invalid value: 11: not in valid range [0, 10]",
+        ),
+        (
+            {
+                "scoringStrategy": {
+                    "type": "RequestedToCapacityRatio",
+                    "requestedToCapacityRatio": {"shape": [{"utilization": 101, "score": 1}]},
+                }
+            },
+            "NodeResourcesFit: scoringStrategy.shape[0].utilization: Invalid value: 101: not in valid range [0, 100]",
+        ),
+        (
+            {"scoringStrategy": {"type": "RequestedToCapacityRatio"}},
+            "NodeResourcesFit: scoringStrategy.requestedToCapacityRatio: Required value: "
+            "must be set for type RequestedToCapacityRatio",
+        ),
+        ({"foo": 1}, 'NodeResourcesFit: unknown field "foo"'),
+        ({"ignoredResources": "x"}, 'NodeResourcesFit: ignoredResources: Invalid value: "x": must be a list'),
+    ],
+)
+def test_args_errors(args: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigError) as exc:
+        parse_fit_args(args)
+    assert str(exc.value) == message
+
+
+# ----- scoring ----------------------------------------------------------------------------------
+LEAST: dict[str, Any] = {}
+MOST = {"scoringStrategy": {"type": "MostAllocated"}}
+
+
+def _ratio(*points: tuple[int, int], resources: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    shape = [{"utilization": u, "score": s} for u, s in points]
+    d: dict[str, Any] = {"type": "RequestedToCapacityRatio", "requestedToCapacityRatio": {"shape": shape}}
+    if resources:
+        d["resources"] = resources
+    return {"scoringStrategy": d}
+
+
+TWO_NODES = [make_node("n1", cpu="4000m", memory=10000), make_node("n2", cpu="6000m", memory=10000)]
+GPU = "example.com/gpu"
+
+
+@pytest.mark.parametrize(
+    ("args", "nodes", "used", "pod", "expected"),
+    [
+        # LeastAllocated: ((alloc - req) * 100 / alloc) averaged by weight
+        pytest.param(LEAST, TWO_NODES, {}, _pod("3000m", 5000), [37, 50], id="least differently sized nodes"),
+        pytest.param(
+            LEAST,
+            [make_node("n1", cpu="10000m", memory=20000), make_node("n2", cpu="10000m", memory=50000)],
+            {"n1": [_pod("3000m", 5000)], "n2": [_pod("3000m", 5000)]},
+            _pod("3000m", 5000),
+            [45, 60],
+            id="least with scheduled pods",
+        ),
+        pytest.param(
+            LEAST, TWO_NODES[:1], {}, _pod("6000m", 5000), [25], id="least request exceeds capacity"
+        ),
+        pytest.param(
+            LEAST,
+            [make_node("n1", cpu="4000m", memory="1Gi")],
+            {},
+            _pod(),
+            [88],
+            id="least non-zero defaults",
+        ),
+        pytest.param(
+            {
+                "scoringStrategy": {
+                    "type": "LeastAllocated",
+                    "resources": [{"name": "cpu", "weight": 2}, {"name": "memory"}],
+                }
+            },
+            TWO_NODES,
+            {},
+            _pod("3000m", 5000),
+            [33, 50],
+            id="least weighted",
+        ),
+        pytest.param(
+            {
+                "scoringStrategy": {
+                    "type": "LeastAllocated",
+                    "resources": [{"name": "cpu"}, {"name": "memory"}, {"name": GPU}],
+                }
+            },
+            TWO_NODES,
+            {},
+            _pod("3000m", 5000),
+            [37, 50],
+            id="least extended resource not requested is bypassed",
+        ),
+        pytest.param(
+            {
+                "scoringStrategy": {
+                    "type": "LeastAllocated",
+                    "resources": [{"name": "cpu"}, {"name": "memory"}, {"name": GPU}],
+                }
+            },
+            [make_node("n1", cpu="4000m", memory=10000, extra={GPU: 4}), TWO_NODES[1]],
+            {},
+            _pod("3000m", 5000, example_com__gpu=1),
+            [50, 50],
+            id="least extended resource requested",
+        ),
+        # MostAllocated: (req * 100 / alloc), req capped at alloc
+        pytest.param(MOST, TWO_NODES, {}, _pod("3000m", 5000), [62, 50], id="most differently sized nodes"),
+        pytest.param(MOST, TWO_NODES[:1], {}, _pod("6000m", 5000), [75], id="most request exceeds capacity"),
+        # RequestedToCapacityRatio: broken-linear function, Go rounding of the weighted mean
+        pytest.param(
+            _ratio((0, 0), (100, 10)),
+            TWO_NODES,
+            {},
+            _pod("3000m", 5000),
+            [63, 50],
+            id="ratio most-like rounds up",
+        ),
+        pytest.param(
+            _ratio((0, 10), (100, 0)), TWO_NODES, {}, _pod("3000m", 5000), [38, 50], id="ratio least-like"
+        ),
+        pytest.param(
+            _ratio((0, 0), (100, 10)),
+            TWO_NODES[:1],
+            {},
+            _pod("0", 5000),
+            [50],
+            id="ratio zero scores not weighted",
+        ),
+        pytest.param(
+            _ratio((0, 0), (100, 10)),
+            TWO_NODES[:1],
+            {},
+            _pod("8000m", 5000),
+            [75],
+            id="ratio over capacity is full",
+        ),
+        pytest.param(_ratio((50, 5)), TWO_NODES[:1], {}, _pod("3000m", 1000), [50], id="ratio single point"),
+    ],
+)
+def test_scores(
+    args: dict[str, Any],
+    nodes: list[dict[str, Any]],
+    used: dict[str, list[PodInfo]],
+    pod: PodInfo,
+    expected: list[int],
+) -> None:
+    plugin = new_fit(args, None)  # type: ignore[arg-type]
+    table = make_table(nodes, used)
+    state = new_state()
+    idx = np.arange(table.size, dtype=np.int64)
+    assert plugin.pre_score(state, pod, table, idx).is_success()
+    assert [plugin.score(state, pod, table.info(i)) for i in range(table.size)] == expected
+    assert plugin.score_nodes(state, pod, table, idx).tolist() == expected
+
+
+@pytest.mark.parametrize(
+    ("utilization", "expected"),
+    [(0, 100), (1, 99), (5, 95), (10, 90), (30, 70), (40, 62), (75, 32), (100, 10)],
+)
+def test_broken_linear_truncates_toward_zero(utilization: int, expected: int) -> None:
+    scorer = RequestedToCapacityRatio(
+        (UtilizationShapePoint(0, 10), UtilizationShapePoint(30, 7), UtilizationShapePoint(100, 1))
+    )
+    assert scorer.raw(utilization) == expected
+    assert scorer.raw_vec(np.array([utilization], dtype=np.int64)).tolist() == [expected]
+
+
+def test_events_and_no_normalize() -> None:
+    plugin = new_fit({}, None)  # type: ignore[arg-type]
+    assert plugin.events_to_register() == [
+        ClusterEvent("Pod", frozenset({"Delete"})),
+        ClusterEvent("Node", frozenset({"Add", "Update"})),
+    ]
+    assert not hasattr(plugin, "normalize_scores")

@@ -1,0 +1,236 @@
+"""``berth simulate`` end to end: placement, messages, timing, determinism and input errors."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from conftest import Run, node, pod
+
+Simulate = Callable[..., Run]
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "quickstart"
+
+
+def pc(name: str, value: int, *, default: bool = False) -> dict[str, Any]:
+    return {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
+            "value": value, "globalDefault": default}
+
+
+def test_quickstart_placements_and_reason(simulate: Simulate) -> None:
+    r = simulate(None, paths=[str(EXAMPLES)])
+    assert r.exit_code == 0, r.stderr
+    placed = {o["metadata"]["name"]: o["spec"].get("nodeName") for o in r.objects() if o["kind"] == "Pod"}
+    assert placed == {"db": "node-a", "web-1": "node-b", "web-2": "node-b", "trainer": "gpu-1",
+                      "giant": None, "nightly-report": "node-b"}
+    giant = r.get("Pod", "giant", "ml")
+    cond = next(c for c in giant["status"]["conditions"] if c["type"] == "PodScheduled")
+    expected = ("0/3 nodes are available: 1 node(s) had untolerated taint {nvidia.com/gpu: present}, "
+                "2 Insufficient cpu.")
+    assert (cond["status"], cond["reason"], cond["message"]) == ("False", "Unschedulable", expected)
+    failed = [e for e in r.events("giant") if e["reason"] == "FailedScheduling"]
+    assert [(e["type"], e["message"]) for e in failed] == [("Warning", expected)]
+    assert r.get("Pod", "db", "shop")["spec"]["priority"] == 1000
+    assert r.get("Pod", "giant", "ml")["spec"]["priority"] == 100  # the globalDefault class
+    assert r.get("Pod", "trainer", "ml")["status"]["phase"] == "Succeeded"
+    assert r.get("Pod", "nightly-report", "shop")["status"]["phase"] == "Succeeded"
+    assert r.get("Pod", "db", "shop")["status"]["phase"] == "Running"
+
+
+def test_quickstart_table_output(simulate: Simulate) -> None:
+    r = simulate(None, "-o", "table", paths=[str(EXAMPLES)])
+    assert r.exit_code == 0
+    lines = r.stdout.splitlines()
+    assert "NAMESPACE   NAME             READY   STATUS      RESTARTS   AGE   NODE" in lines
+    assert "ml          giant            0/1     Pending     0          10m   <none>" in lines
+    assert "shop        db               1/1     Running     0          10m   node-a" in lines
+    assert "ml          trainer          0/1     Completed   0          10m   gpu-1" in lines
+
+
+def test_scheduled_event_and_condition(simulate: Simulate) -> None:
+    r = simulate([node("n1"), pod("p1")])
+    assert r.exit_code == 0
+    p = r.get("Pod", "p1")
+    assert p["spec"]["nodeName"] == "n1"
+    assert [(e["type"], e["reason"], e["message"]) for e in r.events("p1")] == [
+        ("Normal", "Scheduled", "Successfully assigned default/p1 to n1")
+    ]
+    types = {c["type"]: c["status"] for c in p["status"]["conditions"]}
+    assert types == {"PodScheduled": "True", "Initialized": "True", "Ready": "True", "ContainersReady": "True"}
+
+
+def test_output_is_sorted_by_kind_namespace_name(simulate: Simulate) -> None:
+    r = simulate([pod("b", namespace="z"), pod("a", namespace="z"), node("n2"), node("n1"), pod("c")])
+    keys = [(o["kind"], o["metadata"].get("namespace", ""), o["metadata"]["name"]) for o in r.objects()
+            if o["kind"] != "Event"]
+    assert keys == [("Namespace", "", "default"), ("Namespace", "", "z"), ("Node", "", "n1"), ("Node", "", "n2"),
+                    ("Pod", "default", "c"), ("Pod", "z", "a"), ("Pod", "z", "b")]
+
+
+def test_same_seed_same_result(simulate: Simulate) -> None:
+    docs = [node(f"n{i}") for i in range(6)] + [pod(f"p{i}", cpu="500m") for i in range(20)]
+    a = simulate(docs, "--seed", "3")
+    b = simulate(docs, "--seed", "3")
+    assert a.stdout == b.stdout
+
+
+def test_seed_changes_tie_breaks(simulate: Simulate) -> None:
+    docs = [node(f"n{i}") for i in range(8)] + [pod("p", cpu="1")]
+    chosen = {simulate(docs, "--seed", str(s)).get("Pod", "p")["spec"]["nodeName"] for s in range(12)}
+    assert len(chosen) > 1
+
+
+def test_unschedulable_pod_retried_when_node_arrives(simulate: Simulate) -> None:
+    scenario = {"apiVersion": "berth.dev/v1alpha1", "kind": "Scenario", "metadata": {"name": "s"},
+                "spec": {"steps": [{"at": "2m", "create": [node("big", cpu="16")]}]}}
+    r = simulate([node("small", cpu="2"), pod("p", cpu="8"), scenario])
+    p = r.get("Pod", "p")
+    assert p["spec"]["nodeName"] == "big"
+    ev = [(e["reason"], e["count"]) for e in r.events("p")]
+    assert ev == [("FailedScheduling", 1), ("Scheduled", 1)]
+
+
+def test_delete_frees_room_after_grace_period(simulate: Simulate) -> None:
+    scenario = {"apiVersion": "berth.dev/v1alpha1", "kind": "Scenario", "metadata": {"name": "s"},
+                "spec": {"until": "5m", "steps": [
+                    {"at": "0s", "create": [node("n", cpu="2"), pod("first", cpu="2")]},
+                    {"at": "10s", "create": [pod("second", cpu="2")]},
+                    {"at": "1m", "delete": [{"apiVersion": "v1", "kind": "Pod", "namespace": "default",
+                                             "name": "first"}]},
+                ]}}
+    r = simulate([scenario])
+    names = {o["metadata"]["name"] for o in r.objects() if o["kind"] == "Pod"}
+    assert names == {"second"}
+    second = r.get("Pod", "second")
+    assert second["spec"]["nodeName"] == "n"
+    scheduled = next(e for e in r.events("second") if e["reason"] == "Scheduled")
+    # terminationGracePeriodSeconds defaults to 30: the room frees at 1m30s
+    assert scheduled["firstTimestamp"] == "2024-01-01T00:01:30Z"
+
+
+def test_patch_cordons_a_node(simulate: Simulate) -> None:
+    scenario = {"apiVersion": "berth.dev/v1alpha1", "kind": "Scenario", "metadata": {"name": "s"},
+                "spec": {"steps": [
+                    {"at": "0s", "create": [node("a"), node("b")]},
+                    {"at": "1m", "patch": [{"apiVersion": "v1", "kind": "Node", "name": "a",
+                                            "patch": {"spec": {"unschedulable": True}}}]},
+                    {"at": "2m", "create": [pod(f"p{i}", cpu="100m") for i in range(4)]},
+                ]}}
+    r = simulate([scenario])
+    assert {r.get("Pod", f"p{i}")["spec"]["nodeName"] for i in range(4)} == {"b"}
+
+
+def test_until_and_startup_duration(simulate: Simulate) -> None:
+    p = pod("job", annotations={"berth.dev/startup": "30s", "berth.dev/duration": "2m"})
+    early = simulate([node("n"), p], "--until", "20s")
+    assert early.get("Pod", "job")["status"]["phase"] == "Pending"
+    running = simulate([node("n"), p], "--until", "2m")
+    assert running.get("Pod", "job")["status"]["phase"] == "Running"
+    assert running.get("Pod", "job")["status"]["startTime"] == "2024-01-01T00:00:30Z"
+    done = simulate([node("n"), p], "--until", "2m30s")
+    assert done.get("Pod", "job")["status"]["phase"] == "Succeeded"
+
+
+def test_priority_orders_the_queue(simulate: Simulate) -> None:
+    docs = [pc("high", 1000), node("n", cpu="1"), pod("low", cpu="1"), pod("urgent", cpu="1", priorityClassName="high")]
+    r = simulate(docs)
+    assert r.get("Pod", "urgent")["spec"]["nodeName"] == "n"
+    assert r.get("Pod", "low")["spec"].get("nodeName") is None
+
+
+def test_unknown_priority_class_is_refused(simulate: Simulate) -> None:
+    r = simulate([node("n"), pod("p", priorityClassName="missing")])
+    assert r.exit_code == 0
+    assert 'pods "p" is forbidden: no PriorityClass with name missing was found' in r.stderr
+    assert [o for o in r.objects() if o["kind"] == "Pod"] == []
+
+
+def test_scheduling_gates_hold_the_pod(simulate: Simulate) -> None:
+    r = simulate([node("n"), pod("gated", schedulingGates=[{"name": "example.com/wait"}])])
+    p = r.get("Pod", "gated")
+    assert p["spec"].get("nodeName") is None
+    assert r.events("gated") == []
+
+
+def test_scheduler_config_most_allocated(simulate: Simulate, tmp_path: Path) -> None:
+    conf = tmp_path / "sched.yaml"
+    conf.write_text(json.dumps({
+        "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+        "profiles": [{"schedulerName": "default-scheduler",
+                      "pluginConfig": [{"name": "NodeResourcesFit",
+                                        "args": {"scoringStrategy": {"type": "MostAllocated"}}}]}]}))
+    docs = [node("a"), node("b"), pod("p1", cpu="1", nodeName="a"), pod("p2", cpu="1")]
+    least = simulate(docs)
+    most = simulate(docs, "--scheduler-config", str(conf))
+    assert least.get("Pod", "p2")["spec"]["nodeName"] == "b"
+    assert most.get("Pod", "p2")["spec"]["nodeName"] == "a"
+
+
+def test_second_profile_by_scheduler_name(simulate: Simulate, tmp_path: Path) -> None:
+    conf = tmp_path / "sched.yaml"
+    conf.write_text(json.dumps({
+        "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+        "profiles": [{"schedulerName": "default-scheduler"},
+                     {"schedulerName": "no-taints",
+                      "plugins": {"filter": {"disabled": [{"name": "TaintToleration"}]}}}]}))
+    taint = [{"key": "k", "value": "v", "effect": "NoSchedule"}]
+    docs = [node("t", taints=taint), pod("plain"), pod("custom", schedulerName="no-taints"),
+            pod("foreign", schedulerName="other")]
+    r = simulate(docs, "--scheduler-config", str(conf))
+    assert r.get("Pod", "plain")["spec"].get("nodeName") is None
+    assert r.get("Pod", "custom")["spec"]["nodeName"] == "t"
+    assert r.get("Pod", "foreign")["spec"].get("nodeName") is None
+    assert r.events("foreign") == []
+
+
+def test_report_file(simulate: Simulate, tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    r = simulate([node("n", cpu="2"), pod("a"), pod("b"), pod("c")], "--report", str(report))
+    assert r.exit_code == 0
+    data = json.loads(report.read_text())
+    assert data["pods"]["total"] == 3
+    assert data["pods"]["bound"] == 2
+    assert data["pods"]["unschedulable"] == 1
+    assert data["virtualSeconds"] == 600.0
+    assert data["schedulingAttempts"] >= 3
+    assert data["seed"] == 0
+
+
+def test_invalid_quantity_exits_2_and_applies_nothing(simulate: Simulate) -> None:
+    bad = pod("p", cpu="500x")
+    r = simulate([node("n"), bad])
+    assert r.exit_code == 2
+    assert r.stdout == ""
+    assert 'Pod "default/p": spec.containers[0].resources.requests.cpu: invalid quantity "500x"' in r.stderr
+    assert "input.yaml" in r.stderr
+
+
+def test_missing_path_exits_2(simulate: Simulate) -> None:
+    r = simulate(None, paths=["/nonexistent/file.yaml"])
+    assert r.exit_code == 2
+    assert r.stdout == ""
+    assert "/nonexistent/file.yaml" in r.stderr
+
+
+def test_bad_scheduler_config_exits_2(simulate: Simulate, tmp_path: Path) -> None:
+    conf = tmp_path / "sched.yaml"
+    conf.write_text(json.dumps({"apiVersion": "kubescheduler.config.k8s.io/v1",
+                                "kind": "KubeSchedulerConfiguration", "percentageOfNodesToScore": 300}))
+    r = simulate([node("n")], "--scheduler-config", str(conf))
+    assert r.exit_code == 2
+    assert "percentageOfNodesToScore: Invalid value: 300" in r.stderr
+
+
+def test_bad_scenario_step_exits_2(simulate: Simulate) -> None:
+    scenario = {"apiVersion": "berth.dev/v1alpha1", "kind": "Scenario", "metadata": {"name": "s"},
+                "spec": {"steps": [{"at": "soon", "create": []}]}}
+    r = simulate([scenario])
+    assert r.exit_code == 2
+    assert 'Scenario "s": spec.steps[0].at: Invalid value: "soon"' in r.stderr
+
+
+def test_bad_until_exits_2(simulate: Simulate) -> None:
+    r = simulate([node("n")], "--until", "later")
+    assert r.exit_code == 2
+    assert '--until: invalid duration "later"' in r.stderr
