@@ -18,6 +18,7 @@ from berth.clock import SimClock
 from berth.controllers.kubelet import SimKubelet
 from berth.scheduler.builtin import builtin_registry
 from berth.scheduler.framework.config import SchedulerConfig
+from berth.scheduler.framework.registry import Registry
 from berth.scheduler.scheduler import Scheduler
 from berth.sim.scenario import ObjectRef, Plan, Step, build_plan
 from berth.store import MemoryStore, NotFound, StoreError, WatchEvent
@@ -43,13 +44,17 @@ class RunResult:
 class Simulation:
     """An in-process cluster on a virtual clock."""
 
-    def __init__(self, *, config: SchedulerConfig | None = None, seed: int = 0) -> None:
+    def __init__(
+        self, *, config: SchedulerConfig | None = None, seed: int = 0, registry: Registry | None = None
+    ) -> None:
         self.clock = SimClock()
         self.store = MemoryStore(clock=self.clock, seed=seed)
         self.store.add_admission(namespace_autoprovision(self.store))
         self.store.add_admission(pod_admission(self.store))
-        self.events = EventRecorder(self.store)
-        self.scheduler = Scheduler(self.store, self.clock, self.events, builtin_registry(), config, seed=seed)
+        self.events = EventRecorder(self.store, buffered=True)
+        self.scheduler = Scheduler(
+            self.store, self.clock, self.events, registry or builtin_registry(), config, seed=seed
+        )
         self.kubelet = SimKubelet(self.store, self.clock, is_not_found=lambda e: isinstance(e, NotFound))
         self._pending: deque[WatchEvent] = deque()
         self._unsubscribe = self.store.subscribe(self._pending.append)
@@ -109,6 +114,7 @@ class Simulation:
             self._dispatch()
             if self.scheduler.schedule_one():
                 continue
+            self.events.flush()
             if not self._pending:
                 return
 

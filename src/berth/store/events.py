@@ -33,22 +33,44 @@ class EventStore(Protocol):
 
 
 class EventRecorder:
-    """Writes Events about objects on behalf of one component."""
+    """Writes Events about objects on behalf of one component.
 
-    def __init__(self, store: EventStore, component: str = "default-scheduler") -> None:
+    Like client-go's broadcaster, recording is asynchronous: ``event`` only notes the event (with its
+    time) and ``flush`` writes what was noted; the simulation engine flushes whenever the scheduler
+    pauses, so recording stays off the scheduling loop.
+    """
+
+    def __init__(self, store: EventStore, component: str = "default-scheduler", *, buffered: bool = False) -> None:
         self.store = store
         self.component = component
+        self.buffered = buffered
         self._seen: dict[tuple[str, str, str, str], tuple[str, str, int]] = {}
         self._seq = 0
+        self._buffer: list[tuple[Mapping[str, Any], str, str, str, str, str, int]] = []
 
     def event(
         self, obj: Mapping[str, Any], type_: str, reason: str, message: str, *, action: str = ""
     ) -> None:
         """Record that ``reason``/``message`` happened to ``obj``."""
+        if self.buffered:
+            self._buffer.append((obj, type_, reason, message, action, self.store.timestamp(),
+                                 self.store.now_nanos()))
+            return
+        self._write(obj, type_, reason, message, action, self.store.timestamp(), self.store.now_nanos())
+
+    def flush(self) -> int:
+        """Write every noted event; returns how many were written."""
+        buf, self._buffer = self._buffer, []
+        for item in buf:
+            self._write(*item)
+        return len(buf)
+
+    def _write(
+        self, obj: Mapping[str, Any], type_: str, reason: str, message: str, action: str, now: str, nanos: int
+    ) -> None:
         meta = obj.get("metadata") or {}
         uid = meta.get("uid", "")
         key = (uid, type_, reason, message)
-        now = self.store.timestamp()
         seen = self._seen.get(key)
         if seen is not None:
             ns, name, count = seen
@@ -58,7 +80,7 @@ class EventRecorder:
             return
         self._seq += 1
         ns = meta.get("namespace") or "default"
-        name = f"{meta.get('name', '')}.{self.store.now_nanos() + self._seq:x}"
+        name = f"{meta.get('name', '')}.{nanos + self._seq:x}"
         involved = {
             "apiVersion": obj.get("apiVersion", "v1"),
             "kind": obj.get("kind", ""),
