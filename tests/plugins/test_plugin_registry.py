@@ -119,5 +119,5 @@ def test_cycle_through_framework() -> None:
 
 
 def test_bad_args_fail_framework_construction() -> None:
-    with pytest.raises(ValueError, match="scoringStrategy.type"):
+    with pytest.raises(ValueError, match=r"scoringStrategy\.type"):
         _framework([{"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": "Nope"}}}])

@@ -189,3 +189,20 @@ def test_score_subset_of_rows() -> None:
 def test_events() -> None:
     events: list[Any] = TaintToleration().events_to_register()
     assert [(e.resource, sorted(e.actions)) for e in events] == [("Node", ["Add", "Update"])]
+
+
+def test_cached_groups_survive_pod_churn_and_see_node_changes() -> None:
+    plugin = TaintToleration()
+    table = make_table([make_node("a", taints=[taint("k", "v")]), make_node("b")])
+    pod = make_pod("p")
+    assert plugin.filter_nodes(new_state(), pod, table).passed.tolist() == [False, True]
+    table.add_pod(1, make_pod("x"))  # bumps the generation, taints unchanged
+    assert plugin.filter_nodes(new_state(), pod, table).passed.tolist() == [False, True]
+    table.set_node(make_node("b", taints=[taint("k", "v", "NoExecute")]))
+    table.set_node(make_node("a"))
+    assert plugin.filter_nodes(new_state(), pod, table).passed.tolist() == [True, False]
+    table.remove_node("a")
+    assert plugin.filter_nodes(new_state(), pod, table).passed.tolist() == [False]
+    other = make_table([make_node("c")])  # a different table with the same generation is not confused
+    other.generation = table.generation
+    assert plugin.filter_nodes(new_state(), pod, other).passed.tolist() == [True]

@@ -27,13 +27,21 @@ LOG: list[str] = []
 
 def node(name: str, cpu: str = "4") -> dict[str, Any]:
     res = {"cpu": cpu, "memory": "8Gi", "pods": "110"}
-    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
-            "status": {"capacity": res, "allocatable": res}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+        "status": {"capacity": res, "allocatable": res},
+    }
 
 
 def pod(name: str, cpu: str = "1", **labels: str) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default", "labels": labels},
-            "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default", "labels": labels},
+        "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]},
+    }
 
 
 class Recorder:
@@ -45,7 +53,9 @@ class Recorder:
         self.args = dict(args)
         self.handle = handle
 
-    def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> tuple[PreFilterResult | None, Status]:
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, table: NodeTable
+    ) -> tuple[PreFilterResult | None, Status]:
         only = self.args.get("only")
         return (PreFilterResult(frozenset(only)) if only is not None else None), Status()
 
@@ -54,7 +64,9 @@ class Recorder:
             return Status(Code.UNSCHEDULABLE, ("node(s) were rejected by Recorder",))
         return Status()
 
-    def post_filter(self, state: CycleState, pod: PodInfo, statuses: NodeStatusMap) -> tuple[PostFilterResult | None, Status]:
+    def post_filter(
+        self, state: CycleState, pod: PodInfo, statuses: NodeStatusMap
+    ) -> tuple[PostFilterResult | None, Status]:
         LOG.append(f"postfilter {pod.name} " + ",".join(sorted(statuses.statuses)))
         return None, Status(Code.UNSCHEDULABLE, ("recorder: nothing to do",))
 
@@ -95,19 +107,31 @@ class Recorder:
         LOG.append(f"postbind {pod.name} {node_name}")
 
 
-def simulate(docs: list[dict[str, Any]], args: dict[str, Any] | None = None, until: float = 60.0,
-             weight: int = 1) -> Simulation:
+def simulate(
+    docs: list[dict[str, Any]], args: dict[str, Any] | None = None, until: float = 60.0, weight: int = 1
+) -> Simulation:
     LOG.clear()
     registry = builtin_registry()
     registry.register("Recorder", Recorder)
-    cfg = parse_config({
-        "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
-        "profiles": [{"schedulerName": "default-scheduler",
-                      "plugins": {"multiPoint": {"enabled": [{"name": "Recorder", "weight": weight}]},
-                                  "bind": {"enabled": [{"name": "Recorder"}, {"name": "DefaultBinder"}],
-                                           "disabled": [{"name": "*"}]}},
-                      "pluginConfig": [{"name": "Recorder", "args": args or {}}]}],
-    })
+    cfg = parse_config(
+        {
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "profiles": [
+                {
+                    "schedulerName": "default-scheduler",
+                    "plugins": {
+                        "multiPoint": {"enabled": [{"name": "Recorder", "weight": weight}]},
+                        "bind": {
+                            "enabled": [{"name": "Recorder"}, {"name": "DefaultBinder"}],
+                            "disabled": [{"name": "*"}],
+                        },
+                    },
+                    "pluginConfig": [{"name": "Recorder", "args": args or {}}],
+                }
+            ],
+        }
+    )
     sim = Simulation(config=cfg, registry=registry)
     sim.run_manifests([Manifest(d, "test") for d in docs], until=until)
     return sim
@@ -129,7 +153,9 @@ def test_per_node_score_with_weight_decides() -> None:
 def test_per_node_filter_and_postfilter_message() -> None:
     sim = simulate([node("a"), node("b"), pod("p")], {"reject": ["a", "b"]})
     assert state_of(sim, "p") == (
-        None, "0/2 nodes are available: 2 node(s) were rejected by Recorder. recorder: nothing to do.")
+        None,
+        "0/2 nodes are available: 2 node(s) were rejected by Recorder. recorder: nothing to do.",
+    )
     assert LOG[0] == "postfilter p a,b"
 
 
@@ -141,7 +167,9 @@ def test_prefilter_result_narrows_nodes() -> None:
 def test_prefilter_result_with_no_existing_node() -> None:
     sim = simulate([node("a"), node("b"), pod("p")], {"only": []})
     assert state_of(sim, "p") == (
-        None, "0/2 nodes are available: node(s) didn't satisfy plugin(s) [Recorder]. recorder: nothing to do.")
+        None,
+        "0/2 nodes are available: node(s) didn't satisfy plugin(s) [Recorder]. recorder: nothing to do.",
+    )
 
 
 def test_reserve_failure_unreserves() -> None:

@@ -31,7 +31,11 @@ class Run:
     def get(self, kind: str, name: str, namespace: str | None = None) -> dict[str, Any]:
         for o in self.objects():
             meta = o["metadata"]
-            if o["kind"] == kind and meta["name"] == name and (namespace is None or meta.get("namespace") == namespace):
+            if (
+                o["kind"] == kind
+                and meta["name"] == name
+                and (namespace is None or meta.get("namespace") == namespace)
+            ):
                 return o
         raise KeyError(f"{kind} {namespace}/{name} not in output")
 
@@ -61,8 +65,16 @@ def simulate(tmp_path: Path) -> Callable[..., Run]:
     return run
 
 
-def node(name: str, cpu: str = "4", memory: str = "8Gi", pods: str = "110", *, labels: dict[str, str] | None = None,
-         taints: list[dict[str, str]] | None = None, unschedulable: bool = False) -> dict[str, Any]:
+def node(
+    name: str,
+    cpu: str = "4",
+    memory: str = "8Gi",
+    pods: str = "110",
+    *,
+    labels: dict[str, str] | None = None,
+    taints: list[dict[str, str]] | None = None,
+    unschedulable: bool = False,
+) -> dict[str, Any]:
     """A Node manifest."""
     res = {"cpu": cpu, "memory": memory, "pods": pods}
     spec: dict[str, Any] = {}
@@ -70,17 +82,31 @@ def node(name: str, cpu: str = "4", memory: str = "8Gi", pods: str = "110", *, l
         spec["taints"] = taints
     if unschedulable:
         spec["unschedulable"] = True
-    return {"apiVersion": "v1", "kind": "Node",
-            "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, **(labels or {})}},
-            "spec": spec, "status": {"capacity": res, "allocatable": res}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, **(labels or {})}},
+        "spec": spec,
+        "status": {"capacity": res, "allocatable": res},
+    }
 
 
-def pod(name: str, cpu: str = "1", memory: str = "1Gi", *, namespace: str = "default", **spec: Any) -> dict[str, Any]:
+def pod(
+    name: str, cpu: str = "1", memory: str = "1Gi", *, namespace: str = "default", **spec: Any
+) -> dict[str, Any]:
     """A Pod manifest; extra keyword arguments go into spec (annotations= goes into metadata)."""
     annotations = spec.pop("annotations", None)
     meta: dict[str, Any] = {"name": name, "namespace": namespace}
     if annotations:
         meta["annotations"] = annotations
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta,
-            "spec": {"containers": [{"name": "c", "image": "busybox",
-                                     "resources": {"requests": {"cpu": cpu, "memory": memory}}}], **spec}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": meta,
+        "spec": {
+            "containers": [
+                {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": cpu, "memory": memory}}}
+            ],
+            **spec,
+        },
+    }

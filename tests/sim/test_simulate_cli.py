@@ -14,20 +14,33 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "quickstart"
 
 
 def pc(name: str, value: int, *, default: bool = False) -> dict[str, Any]:
-    return {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
-            "value": value, "globalDefault": default}
+    return {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": name},
+        "value": value,
+        "globalDefault": default,
+    }
 
 
 def test_quickstart_placements_and_reason(simulate: Simulate) -> None:
     r = simulate(None, paths=[str(EXAMPLES)])
     assert r.exit_code == 0, r.stderr
     placed = {o["metadata"]["name"]: o["spec"].get("nodeName") for o in r.objects() if o["kind"] == "Pod"}
-    assert placed == {"db": "node-a", "web-1": "node-b", "web-2": "node-b", "trainer": "gpu-1",
-                      "giant": None, "nightly-report": "node-b"}
+    assert placed == {
+        "db": "node-a",
+        "web-1": "node-b",
+        "web-2": "node-b",
+        "trainer": "gpu-1",
+        "giant": None,
+        "nightly-report": "node-b",
+    }
     giant = r.get("Pod", "giant", "ml")
     cond = next(c for c in giant["status"]["conditions"] if c["type"] == "PodScheduled")
-    expected = ("0/3 nodes are available: 1 node(s) had untolerated taint {nvidia.com/gpu: present}, "
-                "2 Insufficient cpu.")
+    expected = (
+        "0/3 nodes are available: 1 node(s) had untolerated taint {nvidia.com/gpu: present}, "
+        "2 Insufficient cpu."
+    )
     assert (cond["status"], cond["reason"], cond["message"]) == ("False", "Unschedulable", expected)
     failed = [e for e in r.events("giant") if e["reason"] == "FailedScheduling"]
     assert [(e["type"], e["message"]) for e in failed] == [("Warning", expected)]
@@ -57,15 +70,30 @@ def test_scheduled_event_and_condition(simulate: Simulate) -> None:
         ("Normal", "Scheduled", "Successfully assigned default/p1 to n1")
     ]
     types = {c["type"]: c["status"] for c in p["status"]["conditions"]}
-    assert types == {"PodScheduled": "True", "Initialized": "True", "Ready": "True", "ContainersReady": "True"}
+    assert types == {
+        "PodScheduled": "True",
+        "Initialized": "True",
+        "Ready": "True",
+        "ContainersReady": "True",
+    }
 
 
 def test_output_is_sorted_by_kind_namespace_name(simulate: Simulate) -> None:
     r = simulate([pod("b", namespace="z"), pod("a", namespace="z"), node("n2"), node("n1"), pod("c")])
-    keys = [(o["kind"], o["metadata"].get("namespace", ""), o["metadata"]["name"]) for o in r.objects()
-            if o["kind"] != "Event"]
-    assert keys == [("Namespace", "", "default"), ("Namespace", "", "z"), ("Node", "", "n1"), ("Node", "", "n2"),
-                    ("Pod", "default", "c"), ("Pod", "z", "a"), ("Pod", "z", "b")]
+    keys = [
+        (o["kind"], o["metadata"].get("namespace", ""), o["metadata"]["name"])
+        for o in r.objects()
+        if o["kind"] != "Event"
+    ]
+    assert keys == [
+        ("Namespace", "", "default"),
+        ("Namespace", "", "z"),
+        ("Node", "", "n1"),
+        ("Node", "", "n2"),
+        ("Pod", "default", "c"),
+        ("Pod", "z", "a"),
+        ("Pod", "z", "b"),
+    ]
 
 
 def test_same_seed_same_result(simulate: Simulate) -> None:
@@ -82,8 +110,12 @@ def test_seed_changes_tie_breaks(simulate: Simulate) -> None:
 
 
 def test_unschedulable_pod_retried_when_node_arrives(simulate: Simulate) -> None:
-    scenario = {"apiVersion": "berth.dev/v1alpha1", "kind": "Scenario", "metadata": {"name": "s"},
-                "spec": {"steps": [{"at": "2m", "create": [node("big", cpu="16")]}]}}
+    scenario = {
+        "apiVersion": "berth.dev/v1alpha1",
+        "kind": "Scenario",
+        "metadata": {"name": "s"},
+        "spec": {"steps": [{"at": "2m", "create": [node("big", cpu="16")]}]},
+    }
     r = simulate([node("small", cpu="2"), pod("p", cpu="8"), scenario])
     p = r.get("Pod", "p")
     assert p["spec"]["nodeName"] == "big"
@@ -92,13 +124,22 @@ def test_unschedulable_pod_retried_when_node_arrives(simulate: Simulate) -> None
 
 
 def test_delete_frees_room_after_grace_period(simulate: Simulate) -> None:
-    scenario = {"apiVersion": "berth.dev/v1alpha1", "kind": "Scenario", "metadata": {"name": "s"},
-                "spec": {"until": "5m", "steps": [
-                    {"at": "0s", "create": [node("n", cpu="2"), pod("first", cpu="2")]},
-                    {"at": "10s", "create": [pod("second", cpu="2")]},
-                    {"at": "1m", "delete": [{"apiVersion": "v1", "kind": "Pod", "namespace": "default",
-                                             "name": "first"}]},
-                ]}}
+    scenario = {
+        "apiVersion": "berth.dev/v1alpha1",
+        "kind": "Scenario",
+        "metadata": {"name": "s"},
+        "spec": {
+            "until": "5m",
+            "steps": [
+                {"at": "0s", "create": [node("n", cpu="2"), pod("first", cpu="2")]},
+                {"at": "10s", "create": [pod("second", cpu="2")]},
+                {
+                    "at": "1m",
+                    "delete": [{"apiVersion": "v1", "kind": "Pod", "namespace": "default", "name": "first"}],
+                },
+            ],
+        },
+    }
     r = simulate([scenario])
     names = {o["metadata"]["name"] for o in r.objects() if o["kind"] == "Pod"}
     assert names == {"second"}
@@ -110,13 +151,28 @@ def test_delete_frees_room_after_grace_period(simulate: Simulate) -> None:
 
 
 def test_patch_cordons_a_node(simulate: Simulate) -> None:
-    scenario = {"apiVersion": "berth.dev/v1alpha1", "kind": "Scenario", "metadata": {"name": "s"},
-                "spec": {"steps": [
-                    {"at": "0s", "create": [node("a"), node("b")]},
-                    {"at": "1m", "patch": [{"apiVersion": "v1", "kind": "Node", "name": "a",
-                                            "patch": {"spec": {"unschedulable": True}}}]},
-                    {"at": "2m", "create": [pod(f"p{i}", cpu="100m") for i in range(4)]},
-                ]}}
+    scenario = {
+        "apiVersion": "berth.dev/v1alpha1",
+        "kind": "Scenario",
+        "metadata": {"name": "s"},
+        "spec": {
+            "steps": [
+                {"at": "0s", "create": [node("a"), node("b")]},
+                {
+                    "at": "1m",
+                    "patch": [
+                        {
+                            "apiVersion": "v1",
+                            "kind": "Node",
+                            "name": "a",
+                            "patch": {"spec": {"unschedulable": True}},
+                        }
+                    ],
+                },
+                {"at": "2m", "create": [pod(f"p{i}", cpu="100m") for i in range(4)]},
+            ]
+        },
+    }
     r = simulate([scenario])
     assert {r.get("Pod", f"p{i}")["spec"]["nodeName"] for i in range(4)} == {"b"}
 
@@ -133,7 +189,12 @@ def test_until_and_startup_duration(simulate: Simulate) -> None:
 
 
 def test_priority_orders_the_queue(simulate: Simulate) -> None:
-    docs = [pc("high", 1000), node("n", cpu="1"), pod("low", cpu="1"), pod("urgent", cpu="1", priorityClassName="high")]
+    docs = [
+        pc("high", 1000),
+        node("n", cpu="1"),
+        pod("low", cpu="1"),
+        pod("urgent", cpu="1", priorityClassName="high"),
+    ]
     r = simulate(docs)
     assert r.get("Pod", "urgent")["spec"]["nodeName"] == "n"
     assert r.get("Pod", "low")["spec"].get("nodeName") is None
@@ -155,11 +216,25 @@ def test_scheduling_gates_hold_the_pod(simulate: Simulate) -> None:
 
 def test_scheduler_config_most_allocated(simulate: Simulate, tmp_path: Path) -> None:
     conf = tmp_path / "sched.yaml"
-    conf.write_text(json.dumps({
-        "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
-        "profiles": [{"schedulerName": "default-scheduler",
-                      "pluginConfig": [{"name": "NodeResourcesFit",
-                                        "args": {"scoringStrategy": {"type": "MostAllocated"}}}]}]}))
+    conf.write_text(
+        json.dumps(
+            {
+                "apiVersion": "kubescheduler.config.k8s.io/v1",
+                "kind": "KubeSchedulerConfiguration",
+                "profiles": [
+                    {
+                        "schedulerName": "default-scheduler",
+                        "pluginConfig": [
+                            {
+                                "name": "NodeResourcesFit",
+                                "args": {"scoringStrategy": {"type": "MostAllocated"}},
+                            }
+                        ],
+                    }
+                ],
+            }
+        )
+    )
     docs = [node("a"), node("b"), pod("p1", cpu="1", nodeName="a"), pod("p2", cpu="1")]
     least = simulate(docs)
     most = simulate(docs, "--scheduler-config", str(conf))
@@ -169,14 +244,28 @@ def test_scheduler_config_most_allocated(simulate: Simulate, tmp_path: Path) -> 
 
 def test_second_profile_by_scheduler_name(simulate: Simulate, tmp_path: Path) -> None:
     conf = tmp_path / "sched.yaml"
-    conf.write_text(json.dumps({
-        "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
-        "profiles": [{"schedulerName": "default-scheduler"},
-                     {"schedulerName": "no-taints",
-                      "plugins": {"filter": {"disabled": [{"name": "TaintToleration"}]}}}]}))
+    conf.write_text(
+        json.dumps(
+            {
+                "apiVersion": "kubescheduler.config.k8s.io/v1",
+                "kind": "KubeSchedulerConfiguration",
+                "profiles": [
+                    {"schedulerName": "default-scheduler"},
+                    {
+                        "schedulerName": "no-taints",
+                        "plugins": {"filter": {"disabled": [{"name": "TaintToleration"}]}},
+                    },
+                ],
+            }
+        )
+    )
     taint = [{"key": "k", "value": "v", "effect": "NoSchedule"}]
-    docs = [node("t", taints=taint), pod("plain"), pod("custom", schedulerName="no-taints"),
-            pod("foreign", schedulerName="other")]
+    docs = [
+        node("t", taints=taint),
+        pod("plain"),
+        pod("custom", schedulerName="no-taints"),
+        pod("foreign", schedulerName="other"),
+    ]
     r = simulate(docs, "--scheduler-config", str(conf))
     assert r.get("Pod", "plain")["spec"].get("nodeName") is None
     assert r.get("Pod", "custom")["spec"]["nodeName"] == "t"
@@ -215,16 +304,27 @@ def test_missing_path_exits_2(simulate: Simulate) -> None:
 
 def test_bad_scheduler_config_exits_2(simulate: Simulate, tmp_path: Path) -> None:
     conf = tmp_path / "sched.yaml"
-    conf.write_text(json.dumps({"apiVersion": "kubescheduler.config.k8s.io/v1",
-                                "kind": "KubeSchedulerConfiguration", "percentageOfNodesToScore": 300}))
+    conf.write_text(
+        json.dumps(
+            {
+                "apiVersion": "kubescheduler.config.k8s.io/v1",
+                "kind": "KubeSchedulerConfiguration",
+                "percentageOfNodesToScore": 300,
+            }
+        )
+    )
     r = simulate([node("n")], "--scheduler-config", str(conf))
     assert r.exit_code == 2
     assert "percentageOfNodesToScore: Invalid value: 300" in r.stderr
 
 
 def test_bad_scenario_step_exits_2(simulate: Simulate) -> None:
-    scenario = {"apiVersion": "berth.dev/v1alpha1", "kind": "Scenario", "metadata": {"name": "s"},
-                "spec": {"steps": [{"at": "soon", "create": []}]}}
+    scenario = {
+        "apiVersion": "berth.dev/v1alpha1",
+        "kind": "Scenario",
+        "metadata": {"name": "s"},
+        "spec": {"steps": [{"at": "soon", "create": []}]},
+    }
     r = simulate([scenario])
     assert r.exit_code == 2
     assert 'Scenario "s": spec.steps[0].at: Invalid value: "soon"' in r.stderr

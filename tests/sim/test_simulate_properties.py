@@ -8,8 +8,8 @@ from conftest import node, pod
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from berth.api.resources import node_allocatable, pod_requests
 from berth.api.manifest import Manifest
+from berth.api.resources import node_allocatable, pod_requests
 from berth.sim.engine import Simulation
 
 CPUS = ["100m", "250m", "500m", "1", "2", "3"]
@@ -23,9 +23,17 @@ def clusters(draw: Any) -> list[dict[str, Any]]:
     n_nodes = draw(st.integers(1, 6))
     docs: list[dict[str, Any]] = []
     for i in range(n_nodes):
-        docs.append(node(f"n{i}", cpu=draw(st.sampled_from(["1", "2", "4"])), memory=draw(st.sampled_from(["2Gi", "4Gi"])),
-                         pods=draw(st.sampled_from(["3", "110"])), labels={"zone": draw(st.sampled_from("ab"))},
-                         taints=TAINT if draw(st.booleans()) and i else None, unschedulable=draw(st.integers(0, 9)) == 0))
+        docs.append(
+            node(
+                f"n{i}",
+                cpu=draw(st.sampled_from(["1", "2", "4"])),
+                memory=draw(st.sampled_from(["2Gi", "4Gi"])),
+                pods=draw(st.sampled_from(["3", "110"])),
+                labels={"zone": draw(st.sampled_from("ab"))},
+                taints=TAINT if draw(st.booleans()) and i else None,
+                unschedulable=draw(st.integers(0, 9)) == 0,
+            )
+        )
     for j in range(draw(st.integers(0, 14))):
         spec: dict[str, Any] = {}
         if draw(st.booleans()):
@@ -33,9 +41,18 @@ def clusters(draw: Any) -> list[dict[str, Any]]:
         if draw(st.integers(0, 3)) == 0:
             spec["nodeSelector"] = {"zone": draw(st.sampled_from("ab"))}
         if draw(st.integers(0, 3)) == 0:
-            spec["affinity"] = {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-                {"weight": draw(st.integers(1, 100)),
-                 "preference": {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}}]}}
+            spec["affinity"] = {
+                "nodeAffinity": {
+                    "preferredDuringSchedulingIgnoredDuringExecution": [
+                        {
+                            "weight": draw(st.integers(1, 100)),
+                            "preference": {
+                                "matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]
+                            },
+                        }
+                    ]
+                }
+            }
         docs.append(pod(f"p{j}", cpu=draw(st.sampled_from(CPUS)), memory=draw(st.sampled_from(MEMS)), **spec))
     return docs
 

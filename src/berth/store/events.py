@@ -40,7 +40,9 @@ class EventRecorder:
     pauses, so recording stays off the scheduling loop.
     """
 
-    def __init__(self, store: EventStore, component: str = "default-scheduler", *, buffered: bool = False) -> None:
+    def __init__(
+        self, store: EventStore, component: str = "default-scheduler", *, buffered: bool = False
+    ) -> None:
         self.store = store
         self.component = component
         self.buffered = buffered
@@ -53,8 +55,9 @@ class EventRecorder:
     ) -> None:
         """Record that ``reason``/``message`` happened to ``obj``."""
         if self.buffered:
-            self._buffer.append((obj, type_, reason, message, action, self.store.timestamp(),
-                                 self.store.now_nanos()))
+            self._buffer.append(
+                (obj, type_, reason, message, action, self.store.timestamp(), self.store.now_nanos())
+            )
             return
         self._write(obj, type_, reason, message, action, self.store.timestamp(), self.store.now_nanos())
 

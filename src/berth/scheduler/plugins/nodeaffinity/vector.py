@@ -29,7 +29,7 @@ def label_requirement_mask(req: NodeSelectorRequirement, table: NodeTable) -> Bo
     if op == "In":
         return col.mask_in(req.values)
     if op == "NotIn":
-        return col.mask_in(req.values)
+        return np.logical_not(col.mask_in(req.values))
     if op == "Exists":
         return col.mask_exists()
     if op == "DoesNotExist":

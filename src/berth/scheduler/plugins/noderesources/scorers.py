@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from berth.scheduler.framework import MAX_NODE_SCORE
-from berth.scheduler.framework.nodetable import IntArray
+from berth.scheduler.framework.nodetable import BoolArray, IntArray
 from berth.scheduler.plugins.helpers import go_div, go_div_vec, go_round
 from berth.scheduler.plugins.noderesources.args import (
     LEAST_ALLOCATED,
@@ -59,9 +59,55 @@ class Scorer:
         raise NotImplementedError
 
 
+def _no_zero(a: IntArray) -> bool:
+    """Whether no row has zero allocatable (the common, mask-free case)."""
+    return int(np.count_nonzero(a)) == a.size
+
+
 def _all_allocatable(allocatable: Sequence[IntArray]) -> bool:
-    """Whether every row has non-zero allocatable for every resource (the common, mask-free case)."""
-    return bool(allocatable) and all(bool(a.all()) for a in allocatable)
+    """Whether every row has non-zero allocatable for every resource."""
+    return bool(allocatable) and all(_no_zero(a) for a in allocatable)
+
+
+class _Accumulator:
+    """Weighted per-row sums of resource scores; rows skip resources with zero allocatable."""
+
+    __slots__ = ("const_weight", "row_weight", "total")
+
+    def __init__(self, size: int) -> None:
+        self.total = np.zeros(size, dtype=np.int64)
+        self.const_weight = 0
+        self.row_weight: IntArray | None = None
+
+    def add(self, scores: IntArray, weight: int, valid: BoolArray | None) -> None:
+        """Add ``scores * weight`` on the rows where ``valid`` (None: every row); ``scores`` may be reused."""
+        if weight != 1:
+            scores *= weight
+        if valid is None:
+            self.total += scores
+            self.const_weight += weight
+            return
+        scores[~valid] = 0
+        self.total += scores
+        w = valid * weight
+        self.row_weight = w if self.row_weight is None else self.row_weight + w
+
+    def weights(self) -> IntArray | None:
+        """Per-row weight sums, or None when every row has the same (``const_weight``)."""
+        if self.row_weight is None:
+            return None
+        return self.row_weight + self.const_weight
+
+    def floor_mean(self) -> IntArray:
+        """total / weight sum per row (0 where the weight sum is 0)."""
+        w = self.weights()
+        if w is None:
+            if self.const_weight == 0:
+                return np.zeros_like(self.total)
+            self.total //= self.const_weight
+            return self.total
+        out: IntArray = np.where(w > 0, self.total // np.maximum(w, 1), 0)
+        return out
 
 
 def _safe(alloc: IntArray) -> IntArray:
@@ -90,23 +136,15 @@ class LeastAllocated(Scorer):
         size: int,
     ) -> IntArray:
         """Score ``size`` nodes at once."""
-        if _all_allocatable(allocatable):
-            total = np.zeros(size, dtype=np.int64)
-            for r, a, w in zip(requested, allocatable, weights, strict=True):
-                # over capacity gives a negative quotient, clamped to 0 as kube's explicit check
-                s = np.maximum((a - r) * MAX_NODE_SCORE // a, 0)
-                total += s if w == 1 else s * w
-            fast: IntArray = total // sum(weights)
-            return fast
-        total = np.zeros(size, dtype=np.int64)
-        wsum = np.zeros(size, dtype=np.int64)
+        acc = _Accumulator(size)
         for r, a, w in zip(requested, allocatable, weights, strict=True):
-            valid = a != 0
-            s = np.where(r > a, 0, (a - r) * MAX_NODE_SCORE // _safe(a))
-            total += np.where(valid, s * w, 0)
-            wsum += valid * w
-        out: IntArray = np.where(wsum > 0, total // np.maximum(wsum, 1), 0)
-        return out
+            full = _no_zero(a)
+            s = a - r
+            s *= MAX_NODE_SCORE
+            s //= a if full else _safe(a)
+            np.maximum(s, 0, out=s)  # over capacity gives a negative quotient: kube's explicit 0
+            acc.add(s, w, None if full else a != 0)
+        return acc.floor_mean()
 
 
 class MostAllocated(Scorer):
@@ -130,22 +168,14 @@ class MostAllocated(Scorer):
         size: int,
     ) -> IntArray:
         """Score ``size`` nodes at once."""
-        if _all_allocatable(allocatable):
-            total = np.zeros(size, dtype=np.int64)
-            for r, a, w in zip(requested, allocatable, weights, strict=True):
-                s = np.minimum(r, a) * MAX_NODE_SCORE // a
-                total += s if w == 1 else s * w
-            fast: IntArray = total // sum(weights)
-            return fast
-        total = np.zeros(size, dtype=np.int64)
-        wsum = np.zeros(size, dtype=np.int64)
+        acc = _Accumulator(size)
         for r, a, w in zip(requested, allocatable, weights, strict=True):
-            valid = a != 0
-            s = np.minimum(r, a) * MAX_NODE_SCORE // _safe(a)
-            total += np.where(valid, s * w, 0)
-            wsum += valid * w
-        out: IntArray = np.where(wsum > 0, total // np.maximum(wsum, 1), 0)
-        return out
+            full = _no_zero(a)
+            s = np.minimum(r, a)
+            s *= MAX_NODE_SCORE
+            s //= a if full else _safe(a)
+            acc.add(s, w, None if full else a != 0)
+        return acc.floor_mean()
 
 
 class RequestedToCapacityRatio(Scorer):
@@ -258,9 +288,16 @@ def balanced_score(requested: Sequence[int], allocatable: Sequence[int]) -> int:
 def balanced_score_vec(requested: Sequence[IntArray], allocatable: Sequence[IntArray], size: int) -> IntArray:
     """Vector form of :func:`balanced_score` (same float operations in the same order)."""
     if len(requested) == 2 and _all_allocatable(allocatable):
-        f0 = np.minimum(requested[0] / allocatable[0], 1.0)
-        f1 = np.minimum(requested[1] / allocatable[1], 1.0)
-        fast: IntArray = ((1 - np.abs((f0 - f1) / 2)) * float(MAX_NODE_SCORE)).astype(np.int64)
+        f0 = requested[0] / allocatable[0]
+        np.minimum(f0, 1.0, out=f0)
+        f1 = requested[1] / allocatable[1]
+        np.minimum(f1, 1.0, out=f1)
+        f0 -= f1
+        f0 /= 2
+        np.abs(f0, out=f0)  # std = |f0 - f1| / 2
+        np.subtract(1.0, f0, out=f0)
+        f0 *= float(MAX_NODE_SCORE)
+        fast: IntArray = f0.astype(np.int64)
         return fast
     fracs: list[FloatArray] = []
     valids = []
