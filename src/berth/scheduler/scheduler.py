@@ -369,23 +369,20 @@ class Scheduler:
         return fit
 
     def _sample(self, fw: Framework, passed: np.ndarray[Any, Any], narrowed: bool) -> IntArray:
-        """The feasible rows kube would have found, walking from the round-robin start."""
+        """The feasible rows kube would have found, walking the node tree from the round-robin start."""
         n = len(passed)
         all_feasible = np.flatnonzero(passed)
         to_find = num_feasible_nodes_to_find(fw.percentage_of_nodes_to_score, n)
-        start = self.next_start % n if n else 0
-        if narrowed or start == 0:
-            ordered = all_feasible
-        else:
-            split = int(np.searchsorted(all_feasible, start))
-            ordered = np.concatenate((all_feasible[split:], all_feasible[:split]))
-        if ordered.size > to_find:
-            ordered = ordered[:to_find]
-            processed = int((ordered[-1] - start) % n) + 1
-        else:
-            processed = n
-        self.next_start = (self.next_start + processed) % n if n else 0
-        return ordered
+        if narrowed or all_feasible.size <= to_find:
+            # every candidate node is evaluated; kube still advances its start by all processed nodes
+            self.next_start = (self.next_start + n) % n if n else 0
+            return all_feasible
+        start = self.next_start % n
+        order = self.cache.table.zone_order()
+        walk = np.concatenate((order[start:], order[:start])) if start else order
+        positions = np.flatnonzero(passed[walk])[:to_find]
+        self.next_start = (start + int(positions[-1]) + 1) % n
+        return np.sort(walk[positions])
 
     def _select(self, total: IntArray) -> int:
         """Index of the highest total; ties broken uniformly with the seeded RNG."""

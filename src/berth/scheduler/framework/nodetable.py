@@ -28,6 +28,11 @@ BASE_RESOURCES = (CPU, MEMORY, EPHEMERAL_STORAGE, PODS)
 
 Port = tuple[str, str, int]
 
+ZONE_LABEL = "topology.kubernetes.io/zone"
+ZONE_LABEL_BETA = "failure-domain.beta.kubernetes.io/zone"
+REGION_LABEL = "topology.kubernetes.io/region"
+REGION_LABEL_BETA = "failure-domain.beta.kubernetes.io/region"
+
 
 class LabelColumn:
     """Node labels of one key as integer codes (-1 where a node lacks the key) plus the value vocabulary."""
@@ -75,6 +80,7 @@ class NodeTable:
         self.unschedulable: BoolArray = np.zeros(capacity, dtype=np.bool_)
         self.has_taints: BoolArray = np.zeros(capacity, dtype=np.bool_)
         self._label_columns: dict[str, LabelColumn] = {}
+        self._zone_order: IntArray | None = None
         for r in BASE_RESOURCES:
             self.ensure_resource(r)
 
@@ -153,6 +159,7 @@ class NodeTable:
         labels = (node.get("metadata") or {}).get("labels") or {}
         if is_new or labels != self.labels[i]:
             self._label_columns.clear()
+            self._zone_order = None
         self.labels[i] = labels
         spec = node.get("spec") or {}
         self.taints[i] = parse_taints(spec.get("taints"))
@@ -185,7 +192,34 @@ class NodeTable:
         for j in range(i, last):
             self.index[self.names[j]] = j
         self._label_columns.clear()
+        self._zone_order = None
         self.generation += 1
+
+    def zone_order(self) -> IntArray:
+        """Row indices in kube's node-tree order: zones interleaved round-robin, in order of first appearance.
+
+        kube-scheduler walks nodes in this order when it stops after finding enough feasible nodes.
+        """
+        if self._zone_order is None:
+            zones: dict[str, list[int]] = {}
+            for i, labels in enumerate(self.labels):
+                zone = labels.get(ZONE_LABEL) or labels.get(ZONE_LABEL_BETA) or ""
+                region = labels.get(REGION_LABEL) or labels.get(REGION_LABEL_BETA) or ""
+                key = f"{region}:\x00:{zone}" if zone or region else ""
+                zones.setdefault(key, []).append(i)
+            if len(zones) <= 1:
+                self._zone_order = np.arange(self.size, dtype=np.int64)
+            else:
+                lists = list(zones.values())
+                order: list[int] = []
+                depth = 0
+                while len(order) < self.size:
+                    for lst in lists:
+                        if depth < len(lst):
+                            order.append(lst[depth])
+                    depth += 1
+                self._zone_order = np.asarray(order, dtype=np.int64)
+        return self._zone_order
 
     # ----- pods ----------------------------------------------------------------------------
     def add_pod(self, i: int, pod: PodInfo) -> None:

@@ -1,0 +1,73 @@
+"""Adaptive node sampling walks kube's zone-interleaved node tree from a round-robin start."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+
+from berth.scheduler.builtin import builtin_registry
+from berth.scheduler.framework.nodetable import NodeTable
+from berth.scheduler.scheduler import Scheduler
+from berth.sim.engine import Simulation
+
+
+def node(name: str, zone: str | None = None) -> dict[str, Any]:
+    labels = {"topology.kubernetes.io/zone": zone} if zone else {}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": labels},
+        "status": {"allocatable": {"cpu": "1", "memory": "1Gi", "pods": "10"}},
+    }
+
+
+def test_zone_order_interleaves_zones_in_first_seen_order() -> None:
+    t = NodeTable()
+    for name, zone in [("a1", "a"), ("a2", "a"), ("a3", "a"), ("b1", "b"), ("c1", "c"), ("b2", "b")]:
+        t.set_node(node(name, zone))
+    assert [t.names[i] for i in t.zone_order()] == ["a1", "b1", "c1", "a2", "b2", "a3"]
+
+
+def test_zone_order_without_zones_is_insertion_order() -> None:
+    t = NodeTable()
+    for i in range(5):
+        t.set_node(node(f"n{i}"))
+    assert t.zone_order().tolist() == [0, 1, 2, 3, 4]
+
+
+def scheduler_with(nodes: int) -> Scheduler:
+    sim = Simulation(registry=builtin_registry())
+    for i in range(nodes):
+        sim.scheduler.cache.set_node(node(f"n{i}"))
+    return sim.scheduler
+
+
+def test_sampling_stops_after_enough_feasible_nodes_and_rotates() -> None:
+    s = scheduler_with(300)  # kube: 50 - 300/125 = 48 % → 144 nodes
+    fw = SimpleNamespace(percentage_of_nodes_to_score=None)
+    passed = np.ones(300, dtype=np.bool_)
+    first = s._sample(fw, passed, False)  # type: ignore[arg-type]
+    assert first.tolist() == list(range(144))
+    second = s._sample(fw, passed, False)  # type: ignore[arg-type]
+    assert second.tolist() == list(range(144, 288))
+    third = s._sample(fw, passed, False)  # type: ignore[arg-type]
+    assert third.tolist() == list(range(0, 132)) + list(range(288, 300))
+
+
+def test_sampling_counts_failed_nodes_as_processed() -> None:
+    s = scheduler_with(300)
+    fw = SimpleNamespace(percentage_of_nodes_to_score=50)  # 150 nodes
+    passed = np.ones(300, dtype=np.bool_)
+    passed[:100] = False
+    got = s._sample(fw, passed, False)  # type: ignore[arg-type]
+    assert got.tolist() == list(range(100, 250))
+    assert s.next_start == 250
+
+
+def test_percentage_100_evaluates_every_node() -> None:
+    s = scheduler_with(300)
+    fw = SimpleNamespace(percentage_of_nodes_to_score=100)
+    passed = np.ones(300, dtype=np.bool_)
+    assert s._sample(fw, passed, False).size == 300  # type: ignore[arg-type]
