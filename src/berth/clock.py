@@ -143,6 +143,10 @@ class SimClock:
             if nxt is None or nxt > until:
                 break
             self.step()
+        self._reach(until)
+
+    def _reach(self, until: float) -> None:
+        """Make the clock read at least `until` (virtual time simply jumps)."""
         if until > self._now:
             self._now = until
 
@@ -179,17 +183,8 @@ class RealClock(SimClock):
         timer.fn()
         return True
 
-    def run(self, until: float | None = None) -> None:
-        """Run timers as they fall due until none is left or the next is after `until`; then wait for `until`."""
-        if until is None:
-            while self.step():
-                pass
-            return
-        while True:
-            nxt = self.peek()
-            if nxt is None or nxt > until:
-                break
-            self.step()
+    def _reach(self, until: float) -> None:
+        """Sleep until the clock reads `until`."""
         delay = until - self.now()
         if delay > 0:
             self._sleep(delay)

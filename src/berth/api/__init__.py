@@ -6,6 +6,7 @@ metadata helpers, well-known keys, validation and manifest loading. Imports noth
 
 from berth.api.errors import InvalidObjectError, QuantityError
 from berth.api.kinds import KindInfo, UnknownKindError, all_kinds, kind_by_plural_or_short, lookup_kind
+from berth.api.labels import LabelSelectorError, Selector, compile_label_selector, parse_selector
 from berth.api.manifest import Manifest, ManifestError, load_manifests
 from berth.api.meta import (
     get_annotations,
@@ -59,6 +60,7 @@ __all__ = [
     "DEFAULT_MILLI_CPU_REQUEST",
     "InvalidObjectError",
     "KindInfo",
+    "LabelSelectorError",
     "Manifest",
     "ManifestError",
     "NodeSelector",
@@ -67,10 +69,12 @@ __all__ = [
     "PreferredTerm",
     "QuantityError",
     "RequiredNodeAffinity",
+    "Selector",
     "Taint",
     "Toleration",
     "UnknownKindError",
     "all_kinds",
+    "compile_label_selector",
     "compile_node_selector",
     "compile_preferred_terms",
     "container_ports",
@@ -92,6 +96,7 @@ __all__ = [
     "object_key",
     "parse_duration",
     "parse_quantity",
+    "parse_selector",
     "parse_taints",
     "parse_tolerations",
     "pod_nonzero_requests",

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from berth.api import names
+
 __all__ = [
     "LabelSelectorError",
     "Requirement",
@@ -56,76 +58,19 @@ def _fmt_value(value: object) -> str:
         return repr(value)
 
 
-# --- key / value validation (k8s.io/apimachinery/pkg/util/validation) ---------------------------------------
-
-_QNAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_QNAME_RE = re.compile(_QNAME_FMT)
-_LABEL_VALUE_FMT = "(" + _QNAME_FMT + ")?"
-_DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_DNS1123_SUBDOMAIN_FMT = _DNS1123_LABEL_FMT + "(\\." + _DNS1123_LABEL_FMT + ")*"
-_DNS1123_SUBDOMAIN_RE = re.compile(_DNS1123_SUBDOMAIN_FMT)
-
-_QNAME_CHARS_MSG = (
-    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric "
-    "character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '"
-    + _QNAME_FMT
-    + "')"
-)
-_QNAME_WHOLE_MSG = (
-    "a qualified name "
-    + _QNAME_CHARS_MSG
-    + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
-)
-_DNS1123_SUBDOMAIN_MSG = (
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must "
-    "start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '"
-    + _DNS1123_SUBDOMAIN_FMT
-    + "')"
-)
-_LABEL_VALUE_MSG = (
-    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must "
-    "start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for "
-    "validation is '" + _LABEL_VALUE_FMT + "')"
-)
+# --- key / value validation (k8s.io/apimachinery/pkg/util/validation, in berth.api.names) -----------------
 
 
 @lru_cache(maxsize=8192)
 def qualified_name_errors(key: str) -> tuple[str, ...]:
     """Why `key` is not a valid label key (a Kubernetes qualified name); empty when it is valid."""
-    parts = key.split("/")
-    if len(parts) == 1:
-        name = parts[0]
-        errs: list[str] = []
-    elif len(parts) == 2:
-        prefix, name = parts
-        errs = []
-        if not prefix:
-            errs.append("prefix part must be non-empty")
-        else:
-            if len(prefix) > 253:
-                errs.append("prefix part must be no more than 253 characters")
-            if not _DNS1123_SUBDOMAIN_RE.fullmatch(prefix):
-                errs.append("prefix part " + _DNS1123_SUBDOMAIN_MSG)
-    else:
-        return (_QNAME_WHOLE_MSG,)
-    if not name:
-        errs.append("name part must be non-empty")
-    elif len(name) > 63:
-        errs.append("name part must be no more than 63 characters")
-    if name and not _QNAME_RE.fullmatch(name):
-        errs.append("name part " + _QNAME_CHARS_MSG)
-    return tuple(errs)
+    return tuple(names.qualified_name_errors(key))
 
 
 @lru_cache(maxsize=8192)
 def label_value_errors(value: str) -> tuple[str, ...]:
     """Why `value` is not a valid label value; empty when it is valid."""
-    errs: list[str] = []
-    if len(value) > 63:
-        errs.append("must be no more than 63 characters")
-    if value and not _QNAME_RE.fullmatch(value):
-        errs.append(_LABEL_VALUE_MSG)
-    return tuple(errs)
+    return tuple(names.label_value_errors(value))
 
 
 # --- Requirement ------------------------------------------------------------------------------------------
