@@ -19,7 +19,7 @@ from berth.scheduler.cache import SchedulerCache, is_terminal
 from berth.scheduler.framework.config import SchedulerConfig, parse_config
 from berth.scheduler.framework.cycle_state import CycleState
 from berth.scheduler.framework.nodetable import IntArray, NodeTable
-from berth.scheduler.framework.plugin import NodeStatusMap, ObjectClient
+from berth.scheduler.framework.plugin import NodeStatusMap, ObjectClient, ObjectEventPlugin, PseudoPodSource
 from berth.scheduler.framework.podinfo import PodInfo
 from berth.scheduler.framework.registry import Registry
 from berth.scheduler.framework.runtime import Framework
@@ -116,10 +116,11 @@ class _Waiting:
 
 
 class _Handle:
-    """The framework Handle the scheduler gives its plugins."""
+    """The framework Handle the scheduler gives the plugins of one profile."""
 
-    def __init__(self, sched: Scheduler) -> None:
+    def __init__(self, sched: Scheduler, profile: str) -> None:
         self._s = sched
+        self.profile_name = profile
 
     @property
     def clock(self) -> SchedulerClock:
@@ -151,6 +152,32 @@ class _Handle:
     def bind_pod(self, pod: PodInfo, node_name: str) -> None:
         self._s.store.bind_pod(pod.namespace, pod.name, node_name, uid=pod.uid)
 
+    def register_pseudo_kind(self, kind: str, source: PseudoPodSource) -> None:
+        self._s.pseudo_sources[(self.profile_name, kind)] = source
+
+    def enqueue(self, pod: PodInfo) -> None:
+        s = self._s
+        if s.cache.is_assumed(pod.uid) or pod.uid in s.waiting:
+            return
+        if pod.uid in s.queue:
+            s.queue.update(pod)
+        else:
+            s.queue.add(pod)
+
+    def dequeue(self, uid: str) -> None:
+        self._s.queue.delete(uid)
+
+    def set_virtual_pod(self, pod: PodInfo, node_name: str) -> None:
+        s = self._s
+        known = s.cache.pod(pod.uid) is not None
+        s.cache.set_pod(pod, node_name)
+        s.queue.move_all("Pod", "Update" if known else "Add")
+
+    def remove_virtual_pod(self, uid: str) -> None:
+        s = self._s
+        if s.cache.remove_pod(uid) is not None:
+            s.queue.move_all("Pod", "Delete")
+
 
 class Scheduler:
     """kube-scheduler's core loop over Berth's framework, cache and queue."""
@@ -171,13 +198,22 @@ class Scheduler:
         self.rng = random.Random(seed)
         self.config = config or parse_config(None)
         self.cache = SchedulerCache()
-        self.handle = _Handle(self)
+        self.pseudo_sources: dict[tuple[str, str], PseudoPodSource] = {}
         self.frameworks: dict[str, Framework] = {
             p.scheduler_name: Framework(
-                p, registry, self.handle, default_percentage=self.config.percentage_of_nodes_to_score
+                p,
+                registry,
+                _Handle(self, p.scheduler_name),
+                default_percentage=self.config.percentage_of_nodes_to_score,
             )
             for p in self.config.profiles
         }
+        self._object_plugins: dict[str, list[ObjectEventPlugin]] = {}
+        for fw in self.frameworks.values():
+            for plugin in fw.plugins.values():
+                if isinstance(plugin, ObjectEventPlugin):
+                    for kind in plugin.watched_kinds():
+                        self._object_plugins.setdefault(kind, []).append(plugin)
         first = next(iter(self.frameworks.values()))
         self.queue = SchedulingQueue(
             clock,
@@ -207,12 +243,18 @@ class Scheduler:
         return name in self.frameworks
 
     def handle_event(self, type_: str, obj: Mapping[str, Any]) -> None:
-        """Feed one store change (ADDED / MODIFIED / DELETED) of a Pod or Node."""
+        """Feed one store change (ADDED / MODIFIED / DELETED) of a Pod, a Node or a kind plugins follow."""
         kind = obj.get("kind")
         if kind == "Pod":
             self._on_pod(type_, obj)
         elif kind == "Node":
             self._on_node(type_, obj)
+        for plugin in self._object_plugins.get(str(kind), ()):
+            plugin.on_object_event(type_, obj)
+
+    def watched_kinds(self) -> set[str]:
+        """Every kind whose events the scheduler wants."""
+        return {"Pod", "Node", *self._object_plugins}
 
     def _on_node(self, type_: str, node: Mapping[str, Any]) -> None:
         if type_ == "DELETED":
@@ -325,8 +367,28 @@ class Scheduler:
                     candidates[i] = True
         else:
             candidates = np.ones(n, dtype=np.bool_)
+        overlay = state.overlay
+        if overlay:
+            table.apply_overlay(overlay)
+        try:
+            return self._filter_and_score(fw, state, pod, table, pre.node_names, narrowed_by, candidates)
+        finally:
+            if overlay:
+                table.apply_overlay(overlay, -1)
+
+    def _filter_and_score(
+        self,
+        fw: Framework,
+        state: CycleState,
+        pod: PodInfo,
+        table: NodeTable,
+        narrowed_to: frozenset[str] | None,
+        narrowed_by: set[str],
+        candidates: np.ndarray[Any, Any],
+    ) -> tuple[str | None, Status | None]:
+        n = table.size
         outcome = fw.run_filters(state, pod, table, candidates)
-        feasible = self._sample(fw, outcome.passed, pre.node_names is not None)
+        feasible = self._sample(fw, outcome.passed, narrowed_to is not None)
         if feasible.size == 0:
             reasons: list[str] = []
             plugins: set[str] = set(narrowed_by)
@@ -343,7 +405,7 @@ class Scheduler:
                 names = table.names
                 for row in failed.tolist():
                     statuses.statuses[names[row]] = outcome.statuses[int(codes[row])]
-            if pre.node_names is not None:
+            if narrowed_to is not None:
                 statuses.absent = Status(
                     Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
                     ("node(s) didn't satisfy plugin(s) [" + " ".join(sorted(narrowed_by)) + "]",),
@@ -439,11 +501,15 @@ class Scheduler:
     def _bind(
         self, fw: Framework, qp: QueuedPod, state: CycleState, pod: PodInfo, node: str, cycle: int
     ) -> None:
-        s = fw.run_pre_bind(state, pod, node)
-        if s.is_success():
-            s = fw.run_bind(state, pod, node)
-            if s.is_skip():
-                s = Status(Code.ERROR, ("no bind plugin bound the pod",))
+        source = self._pseudo_source(fw, pod)
+        if source is not None:
+            s = source.bind_pseudo(state, pod, node)
+        else:
+            s = fw.run_pre_bind(state, pod, node)
+            if s.is_success():
+                s = fw.run_bind(state, pod, node)
+                if s.is_skip():
+                    s = Status(Code.ERROR, ("no bind plugin bound the pod",))
         if not s.is_success():
             fw.run_unreserve(state, pod, node)
             self.cache.forget(pod)
@@ -452,12 +518,27 @@ class Scheduler:
             self._fail(fw, qp, s, cycle, error=s.code == Code.ERROR)
             return
         self.stats.scheduled += 1
-        self.events.event(
-            pod.obj, "Normal", "Scheduled", scheduled_message(pod.namespace, pod.name, node), action="Binding"
-        )
-        fw.run_post_bind(state, pod, node)
+        if source is None:
+            self.events.event(
+                pod.obj,
+                "Normal",
+                "Scheduled",
+                scheduled_message(pod.namespace, pod.name, node),
+                action="Binding",
+            )
+            fw.run_post_bind(state, pod, node)
         if self.on_decision is not None:
             self.on_decision(pod, node, s)
+
+    def _pseudo_source(self, fw: Framework, pod: PodInfo) -> PseudoPodSource | None:
+        if pod.kind == "Pod":
+            return None
+        source = self.pseudo_sources.get((fw.profile_name, pod.kind))
+        if source is None:
+            raise RuntimeError(
+                f"no plugin of profile {fw.profile_name!r} schedules pods of kind {pod.kind!r}"
+            )
+        return source
 
     # ----- failures ------------------------------------------------------------------------
     def _fail(
@@ -478,6 +559,13 @@ class Scheduler:
         plugins: set[str] = {s.plugin} if s.plugin else set()
         msg = s.message
         reason = "SchedulerError" if error else "Unschedulable"
+        source = self._pseudo_source(fw, pod)
+        if source is not None:
+            source.pseudo_failed(pod, reason, msg)
+            self.queue.add_unschedulable(qp, plugins | rejecting, cycle, error=error)
+            if self.on_decision is not None:
+                self.on_decision(pod, "", s)
+            return
         try:
             current = self.store.get(POD_KEY, pod.namespace, pod.name)
         except LookupError:

@@ -97,15 +97,15 @@ class Simulation:
         if not self._pending:
             return False
         sched, kubelet = self.scheduler, self.kubelet
+        sched_kinds = sched.watched_kinds()
         while self._pending:
             ev = self._pending.popleft()
             obj = ev.object
             kind = obj.get("kind")
+            if kind in sched_kinds:
+                sched.handle_event(ev.type, obj)
             if kind == "Pod":
-                sched.handle_event(ev.type, obj)
                 kubelet.handle_event(ev.type, obj)
-            elif kind == "Node":
-                sched.handle_event(ev.type, obj)
         return True
 
     def run_until_idle(self) -> None:

@@ -8,12 +8,14 @@ from typing import Any
 class CycleState:
     """Key/value data written by plugins during one scheduling cycle and discarded after it."""
 
-    __slots__ = ("_data", "skip_filter", "skip_score")
+    __slots__ = ("_data", "overlay", "skip_filter", "skip_score")
 
     def __init__(self) -> None:
         self._data: dict[str, Any] = {}
         self.skip_filter: set[str] = set()
         self.skip_score: set[str] = set()
+        # per-node request deltas for this cycle only: (row, {resource: delta}, nonzero cpu, nonzero mem, pods)
+        self.overlay: list[tuple[int, dict[str, int], int, int, int]] = []
 
     def write(self, key: str, value: Any) -> None:
         """Store ``value`` under ``key``."""
@@ -37,4 +39,5 @@ class CycleState:
         out._data = dict(self._data)
         out.skip_filter = set(self.skip_filter)
         out.skip_score = set(self.skip_score)
+        out.overlay = list(self.overlay)
         return out

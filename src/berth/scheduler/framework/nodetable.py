@@ -252,6 +252,17 @@ class NodeTable:
                     ports.pop(p, None)
         self.generation += 1
 
+    def apply_overlay(self, overlay: list[tuple[int, dict[str, int], int, int, int]], sign: int = 1) -> None:
+        """Add (sign 1) or take back (sign -1) a cycle's request deltas (see CycleState.overlay)."""
+        for row, deltas, nz_cpu, nz_mem, pods in overlay:
+            for r, d in deltas.items():
+                col = self.requested.get(r)
+                if col is not None:
+                    col[row] += sign * d
+            self.nonzero_cpu[row] += sign * nz_cpu
+            self.nonzero_memory[row] += sign * nz_mem
+            self.pod_count[row] += sign * pods
+
     # ----- views ---------------------------------------------------------------------------
     def info(self, i: int) -> NodeInfo:
         """A NodeInfo view of row ``i``."""

@@ -186,6 +186,53 @@ class Handle(Protocol):
         """Write the pod's binding to ``node_name`` (the pods/binding subresource); raises on conflict."""
         ...
 
+    def register_pseudo_kind(self, kind: str, source: PseudoPodSource) -> None:
+        """Let pods of ``kind`` (built by a plugin, e.g. reserve pods) be scheduled; ``source`` binds them."""
+        ...
+
+    def enqueue(self, pod: PodInfo) -> None:
+        """Add a (pseudo) pod to the scheduling queue, or refresh it there."""
+        ...
+
+    def dequeue(self, uid: str) -> None:
+        """Remove a (pseudo) pod from the scheduling queue."""
+        ...
+
+    def set_virtual_pod(self, pod: PodInfo, node_name: str) -> None:
+        """Count ``pod`` (a pseudo pod that holds node resources) on ``node_name``, replacing its old entry."""
+        ...
+
+    def remove_virtual_pod(self, uid: str) -> None:
+        """Stop counting the pseudo pod ``uid`` (its resources return to the node)."""
+        ...
+
+
+class PseudoPodSource(Protocol):
+    """Where the scheduler sends the outcome of scheduling a pseudo pod (one that is not a Pod object)."""
+
+    def bind_pseudo(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
+        """Record that ``pod`` is placed on ``node_name`` (write the owning object's status)."""
+        ...
+
+    def pseudo_failed(self, pod: PodInfo, reason: str, message: str) -> None:
+        """Record that scheduling ``pod`` failed (condition reason and message as kube writes them)."""
+        ...
+
+
+@runtime_checkable
+class ObjectEventPlugin(Protocol):
+    """A plugin that follows changes of some object kinds (its informers)."""
+
+    name: str
+
+    def watched_kinds(self) -> tuple[str, ...]:
+        """The kinds (``kind`` field values, e.g. "Reservation", "Pod") whose changes it wants."""
+        ...
+
+    def on_object_event(self, type_: str, obj: Mapping[str, Any]) -> None:
+        """One change: type ADDED / MODIFIED / DELETED and the object."""
+        ...
+
 
 @runtime_checkable
 class PreEnqueuePlugin(Protocol):

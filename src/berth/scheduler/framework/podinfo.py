@@ -28,6 +28,7 @@ class PodInfo:
         "extra",
         "host_ports",
         "key",
+        "kind",
         "labels",
         "name",
         "namespace",
@@ -49,6 +50,7 @@ class PodInfo:
         meta = obj.get("metadata") or {}
         spec = obj.get("spec") or {}
         self.obj: Mapping[str, Any] = obj
+        self.kind: str = "Pod"  # pseudo pods (e.g. a Reservation's reserve pod) carry their owner's kind
         self.uid: str = meta.get("uid") or ""
         self.namespace: str = meta.get("namespace") or "default"
         self.name: str = meta.get("name") or ""
