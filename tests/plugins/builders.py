@@ -170,6 +170,10 @@ class FakeHandle:
             raise self.fail
         self.bound.append((pod.key, node_name))
 
+    def register_pseudo_kind(self, kind: str, source: object) -> None:
+        """Accept pseudo-pod sources (the Reservation plugin registers one)."""
+        self.pseudo = (kind, source)
+
 
 def new_state() -> CycleState:
     """A fresh CycleState."""

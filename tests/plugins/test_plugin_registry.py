@@ -27,6 +27,7 @@ EXPECTED = {
     "VolumeZone",
     "NodeResourcesBalancedAllocation",
     "DefaultBinder",
+    "Reservation",
 }
 
 
@@ -64,7 +65,7 @@ def test_default_profile_points() -> None:
     fw = _framework()
     assert fw.points["preEnqueue"] == ["SchedulingGates"]
     assert fw.points["queueSort"] == ["PrioritySort"]
-    assert fw.points["preFilter"] == ["NodeAffinity", "NodePorts", "NodeResourcesFit"]
+    assert fw.points["preFilter"] == ["NodeAffinity", "NodePorts", "NodeResourcesFit", "Reservation"]
     assert fw.points["filter"] == [
         "NodeUnschedulable",
         "NodeName",
@@ -72,20 +73,25 @@ def test_default_profile_points() -> None:
         "NodeAffinity",
         "NodePorts",
         "NodeResourcesFit",
+        "Reservation",
     ]
     assert fw.points["preScore"] == [
         "TaintToleration",
         "NodeAffinity",
         "NodeResourcesFit",
         "NodeResourcesBalancedAllocation",
+        "Reservation",
     ]
     assert fw.weights == {
         "TaintToleration": 3,
         "NodeAffinity": 2,
         "NodeResourcesFit": 1,
         "NodeResourcesBalancedAllocation": 1,
+        "Reservation": 5000,
     }
     assert fw.points["bind"] == ["DefaultBinder"]
+    assert fw.points["reserve"] == ["Reservation"]
+    assert fw.points["preBind"] == ["Reservation"]
 
 
 def test_cycle_through_framework() -> None:

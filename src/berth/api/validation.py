@@ -582,3 +582,13 @@ def _validate_priority_class(obj: Mapping[str, Any], ctx: Context) -> None:
 register_validator("", "Pod", _validate_pod)
 register_validator("", "Node", _validate_node)
 register_validator("scheduling.k8s.io", "PriorityClass", _validate_priority_class)
+
+
+def _validate_reservation(obj: Mapping[str, Any], ctx: Context) -> None:
+    # berth.api.reservation imports this module, so it is loaded on first use
+    from berth.api.reservation import validate_reservation
+
+    validate_reservation(obj, ctx)
+
+
+register_validator("scheduling.koordinator.sh", "Reservation", _validate_reservation)

@@ -90,7 +90,15 @@ DEFAULT_MULTIPOINT: tuple[PluginRef, ...] = (
     PluginRef("NodeResourcesBalancedAllocation", 1),
     PluginRef("ImageLocality", 1),
     PluginRef("DefaultBinder"),
+    PluginRef("Reservation", 5000),
 )
+
+# Without a configuration file Berth serves kube's default profile and Koordinator's ``koord-scheduler``
+# (same plugins), so manifests written for either scheduler run unchanged.
+DEFAULT_PROFILE_NAMES = ("default-scheduler", "koord-scheduler")
+
+# Extension-point spellings found in published configurations that mean a real point.
+POINT_ALIASES = {"reservation": "reserve"}
 
 
 def _refs(items: Any, path: str) -> list[PluginRef]:
@@ -148,6 +156,7 @@ def default_plugin_sets() -> dict[str, PluginSet]:
 
 def parse_config(doc: Mapping[str, Any] | None, *, source: str = "scheduler config") -> SchedulerConfig:
     """Parse a KubeSchedulerConfiguration document (None gives the default configuration)."""
+    explicit = doc is not None
     doc = doc or {"apiVersion": API_VERSIONS[0], "kind": KIND}
     if doc.get("kind") != KIND or doc.get("apiVersion") not in API_VERSIONS:
         raise ConfigError(
@@ -157,7 +166,12 @@ def parse_config(doc: Mapping[str, Any] | None, *, source: str = "scheduler conf
     global_pct = _percentage(doc.get("percentageOfNodesToScore"), "percentageOfNodesToScore")
     initial = doc.get("podInitialBackoffSeconds", 1)
     maximum = doc.get("podMaxBackoffSeconds", 10)
-    profiles_doc = doc.get("profiles") or [{"schedulerName": "default-scheduler"}]
+    if doc.get("profiles"):
+        profiles_doc = doc["profiles"]
+    elif explicit:
+        profiles_doc = [{"schedulerName": "default-scheduler"}]
+    else:
+        profiles_doc = [{"schedulerName": n} for n in DEFAULT_PROFILE_NAMES]
     profiles: list[ProfileConfig] = []
     seen: set[str] = set()
     for i, prof in enumerate(profiles_doc):
@@ -166,7 +180,7 @@ def parse_config(doc: Mapping[str, Any] | None, *, source: str = "scheduler conf
         if name in seen:
             raise ConfigError(f'{path}.schedulerName: Duplicate value: "{name}"')
         seen.add(name)
-        custom = prof.get("plugins") or {}
+        custom = {POINT_ALIASES.get(k, k): v for k, v in (prof.get("plugins") or {}).items()}
         unknown = set(custom) - set(EXTENSION_POINTS) - {"multiPoint"}
         if unknown:
             bad = sorted(unknown)[0]

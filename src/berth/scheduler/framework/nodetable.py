@@ -65,6 +65,7 @@ class NodeTable:
         self._cap = capacity
         self.size = 0
         self.generation = 0
+        self.layout = 0  # changes whenever rows are added or removed (row indices may shift)
         self.names: list[str] = []
         self.index: dict[str, int] = {}
         self.nodes: list[Mapping[str, Any]] = []
@@ -155,6 +156,7 @@ class NodeTable:
             self.taints.append(())
             self.ports.append({})
             self.pods.append({})
+            self.layout += 1
         self.nodes[i] = node
         labels = (node.get("metadata") or {}).get("labels") or {}
         if is_new or labels != self.labels[i]:
@@ -193,6 +195,7 @@ class NodeTable:
             self.index[self.names[j]] = j
         self._label_columns.clear()
         self._zone_order = None
+        self.layout += 1
         self.generation += 1
 
     def zone_order(self) -> IntArray:

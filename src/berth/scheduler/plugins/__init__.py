@@ -11,6 +11,7 @@ from berth.scheduler.plugins import (
     noderesources,
     nodeunschedulable,
     queuesort,
+    reservation,
     schedulinggates,
     tainttoleration,
     volume,
@@ -27,6 +28,7 @@ _PACKAGES = (
     noderesources,
     volume,
     defaultbinder,
+    reservation,
 )
 
 

@@ -1,0 +1,430 @@
+"""The Reservation controller: status bookkeeping, expiry and garbage collection (Koordinator's
+``pkg/scheduler/plugins/reservation/controller``).
+
+For each Reservation that is neither Failed nor Succeeded it keeps ``status.currentOwners`` (the running pods
+on its node whose ``reservation-allocated`` annotation names its uid, sorted by uid) and ``status.allocated``
+(the sum of their requests, masked to the resources in ``status.allocatable``) true. A change with
+``allocateOnce`` (the default) makes it Succeeded. It expires a reservation (phase Failed, condition
+Ready=False/Expired) when its ``ttl``/``expires`` passes or its node is gone, and deletes Expired or
+Succeeded reservations ``gc_seconds`` after that (at once when their node is gone). Owner pods keep running.
+Pods being deleted (``deletionTimestamp``) or finished (Succeeded/Failed) no longer count as owners.
+Every wait is a clock timer; every change is a status write or a delete.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+from berth.api.errors import InvalidObjectError
+from berth.api.quantity import format_resource, resource_amount
+from berth.api.reservation import (
+    CONDITION_READY,
+    PHASE_FAILED,
+    PHASE_SUCCEEDED,
+    REASON_EXPIRED,
+    REASON_SUCCEEDED,
+    RESERVATION_GROUP,
+    RESERVATION_KEY,
+    expiry,
+    is_allocate_once,
+    parse_allocated,
+    parse_rfc3339,
+)
+from berth.api.resources import pod_requests
+from berth.store.errors import NotFound
+
+__all__ = ["DEFAULT_GC_SECONDS", "ReservationController"]
+
+DEFAULT_GC_SECONDS = 86400.0
+NODE_KEY = ("", "Node")
+_TERMINAL_POD_PHASES = ("Succeeded", "Failed")
+
+
+class ReservationStore(Protocol):
+    """The store operations the controller uses."""
+
+    def get(self, key: tuple[str, str], namespace: str, name: str) -> dict[str, Any]: ...
+
+    def update_status(self, obj: dict[str, Any]) -> dict[str, Any]: ...
+
+    def delete(self, key: tuple[str, str], namespace: str, name: str) -> Any: ...
+
+    def timestamp(self, at: float | None = None) -> str: ...
+
+
+class Cancellable(Protocol):
+    """A clock timer handle."""
+
+    def cancel(self) -> None: ...
+
+
+class ReservationClock(Protocol):
+    """The clock operations the controller uses."""
+
+    def now(self) -> float: ...
+
+    def call_at(self, when: float, fn: Callable[[], None], priority: int = 0) -> Cancellable: ...
+
+
+def _default_not_found(e: Exception) -> bool:
+    return isinstance(e, NotFound)
+
+
+@dataclass(frozen=True, slots=True)
+class _Owner:
+    """A running pod allocated to a reservation."""
+
+    namespace: str
+    name: str
+    uid: str
+    node: str
+    requests: Mapping[str, int]
+
+
+class ReservationController:
+    """Reconciles Reservation status from Reservation, Pod and Node events (see the module docstring)."""
+
+    def __init__(
+        self,
+        store: ReservationStore,
+        clock: ReservationClock,
+        *,
+        gc_seconds: float = DEFAULT_GC_SECONDS,
+        is_not_found: Callable[[Exception], bool] = _default_not_found,
+    ) -> None:
+        """Create a controller writing to *store*; Expired/Succeeded reservations are deleted after *gc_seconds*."""
+        self.store = store
+        self.clock = clock
+        self.gc_seconds = float(gc_seconds)
+        self._is_not_found = is_not_found
+        self._reservations: dict[str, Mapping[str, Any]] = {}  # name -> last seen object
+        self._owners: dict[str, dict[str, _Owner]] = {}  # reservation uid -> pod uid -> owner
+        self._pod_reservation: dict[str, str] = {}  # pod uid -> reservation uid it is indexed under
+        self._nodes: set[str] = set()
+        self._expiry_timers: dict[str, tuple[float, Cancellable]] = {}
+        self._gc_timers: dict[str, tuple[float, Cancellable]] = {}
+
+    # ----- events -------------------------------------------------------------------------------
+    def handle_event(self, type_: str, obj: Mapping[str, Any]) -> None:
+        """React to a Reservation, Pod or Node change (other kinds are ignored)."""
+        kind = obj.get("kind")
+        if kind == "Pod":
+            self._on_pod(type_, obj)
+        elif kind == "Node":
+            self._on_node(type_, obj)
+        elif kind == "Reservation" and str(obj.get("apiVersion") or "").startswith(RESERVATION_GROUP + "/"):
+            self._on_reservation(type_, obj)
+
+    def _on_reservation(self, type_: str, r: Mapping[str, Any]) -> None:
+        name = r["metadata"]["name"]
+        if type_ == "DELETED":
+            self._reservations.pop(name, None)
+            uid = r["metadata"].get("uid", "")
+            owners = self._owners.pop(uid, None)
+            if owners:
+                for pod_uid in owners:
+                    self._pod_reservation.pop(pod_uid, None)
+            self._cancel(self._expiry_timers, name)
+            self._cancel(self._gc_timers, name)
+            return
+        old = self._reservations.get(name)
+        self._reservations[name] = r
+        if old is None or _sync_worthy(old, r):
+            self._sync(name)
+
+    def _on_node(self, type_: str, node: Mapping[str, Any]) -> None:
+        name = node["metadata"]["name"]
+        if type_ != "DELETED":
+            self._nodes.add(name)
+            return
+        self._nodes.discard(name)
+        on_node = [n for n, r in self._reservations.items() if (r.get("status") or {}).get("nodeName") == name]
+        for rname in on_node:
+            self._sync(rname)
+
+    def _on_pod(self, type_: str, pod: Mapping[str, Any]) -> None:
+        meta = pod["metadata"]
+        pod_uid = meta.get("uid", "")
+        affected: list[str] = []
+        old_r = self._pod_reservation.pop(pod_uid, None)
+        if old_r is not None:
+            owners = self._owners.get(old_r)
+            if owners is not None:
+                owners.pop(pod_uid, None)
+                if not owners:
+                    del self._owners[old_r]
+            old_name = self._name_of(old_r)
+            if old_name:
+                affected.append(old_name)
+        spec = pod.get("spec") or {}
+        node = spec.get("nodeName")
+        if node:
+            allocated = parse_allocated(pod)
+            if allocated is not None and allocated[0]:
+                r_name, r_uid = allocated
+                if r_name not in affected:
+                    affected.append(r_name)
+                if type_ != "DELETED" and _running(pod) and r_uid:
+                    self._owners.setdefault(r_uid, {})[pod_uid] = _Owner(
+                        meta.get("namespace") or "default", meta["name"], pod_uid, node, pod_requests(pod)
+                    )
+                    self._pod_reservation[pod_uid] = r_uid
+        for r_name in affected:
+            self._sync(r_name)
+
+    def _name_of(self, uid: str) -> str:
+        for name, r in self._reservations.items():
+            if r["metadata"].get("uid") == uid:
+                return name
+        return ""
+
+    # ----- reconcile ----------------------------------------------------------------------------
+    def _get(self, name: str) -> dict[str, Any] | None:
+        try:
+            return self.store.get(RESERVATION_KEY, "", name)
+        except Exception as e:
+            if self._is_not_found(e):
+                return None
+            raise
+
+    def _sync(self, name: str) -> None:
+        """Koordinator's sync/syncStatus for one reservation, plus arming its expiry or GC timer."""
+        r = self._get(name)
+        if r is None:
+            return
+        status = r.get("status") or {}
+        if status.get("phase") in (PHASE_FAILED, PHASE_SUCCEEDED):
+            self._cancel(self._expiry_timers, name)
+            self._collect(r)
+            return
+        deadline = self._deadline(r)
+        node = status.get("nodeName") or ""
+        if (deadline is not None and self.clock.now() >= deadline) or (node and not self._node_exists(node)):
+            self._expire(r)
+            return
+        if deadline is not None:
+            self._arm(self._expiry_timers, name, deadline, 2)
+        else:
+            self._cancel(self._expiry_timers, name)
+        if not node:
+            return
+        owners = sorted(
+            (o for o in (self._owners.get(r["metadata"].get("uid", "")) or {}).values() if o.node == node),
+            key=lambda o: o.uid,
+        )
+        names = set((status.get("allocatable") or {}).keys())
+        allocated: dict[str, int] = {}
+        for o in owners:
+            for k, v in o.requests.items():
+                if k in names:
+                    allocated[k] = allocated.get(k, 0) + v
+        current = sorted(
+            (
+                (str(ref.get("uid") or ""), str(ref.get("namespace") or ""), str(ref.get("name") or ""))
+                for ref in status.get("currentOwners") or []
+            ),
+        )
+        actual = [(o.uid, o.namespace, o.name) for o in owners]
+        if current == actual and _amounts(status.get("allocated")) == allocated:
+            return
+        new_status = dict(status)
+        if allocated:
+            new_status["allocated"] = {k: format_resource(k, v) for k, v in sorted(allocated.items())}
+        else:
+            new_status.pop("allocated", None)
+        if owners:
+            new_status["currentOwners"] = [{"namespace": o.namespace, "name": o.name, "uid": o.uid} for o in owners]
+        else:
+            new_status.pop("currentOwners", None)
+        if is_allocate_once(r):
+            self._set_succeeded(new_status)
+        self._write(r, new_status)
+
+    def _deadline(self, r: Mapping[str, Any]) -> float | None:
+        created = (r.get("metadata") or {}).get("creationTimestamp")
+        if not isinstance(created, str):
+            return None
+        try:
+            return expiry(r, self._clock_time(created))
+        except (InvalidObjectError, ValueError):
+            return None
+
+    def _node_exists(self, node: str) -> bool:
+        if node in self._nodes:
+            return True
+        try:
+            self.store.get(NODE_KEY, "", node)
+        except Exception as e:
+            if self._is_not_found(e):
+                return False
+            raise
+        self._nodes.add(node)
+        return True
+
+    def _expire(self, r: dict[str, Any]) -> None:
+        """SetReservationExpired: phase Failed and the Ready condition False/Expired."""
+        status = dict(r.get("status") or {})
+        now = self.store.timestamp()
+        status["phase"] = PHASE_FAILED
+        conditions = [dict(c) for c in status.get("conditions") or []]
+        idx = _last_ready(conditions)
+        fresh = _condition(CONDITION_READY, "False", REASON_EXPIRED, now)
+        if idx < 0:
+            conditions.append(fresh)
+        elif conditions[idx].get("status") == "True":
+            conditions[idx] = fresh
+        else:
+            conditions[idx]["reason"] = REASON_EXPIRED
+            conditions[idx]["lastProbeTime"] = now
+        status["conditions"] = conditions
+        self._cancel(self._expiry_timers, r["metadata"]["name"])
+        self._write(r, status)
+
+    def _set_succeeded(self, status: dict[str, Any]) -> None:
+        """SetReservationSucceeded on a status being built."""
+        now = self.store.timestamp()
+        status["phase"] = PHASE_SUCCEEDED
+        conditions = [dict(c) for c in status.get("conditions") or []]
+        idx = _last_ready(conditions)
+        if idx < 0:
+            conditions.append(_condition(CONDITION_READY, "False", REASON_SUCCEEDED, now))
+        else:
+            conditions[idx]["status"] = "False"
+            conditions[idx]["reason"] = REASON_SUCCEEDED
+            conditions[idx]["lastProbeTime"] = now
+        status["conditions"] = conditions
+
+    def _write(self, r: dict[str, Any], status: dict[str, Any]) -> None:
+        try:
+            stored = self.store.update_status({**r, "status": status})
+        except Exception as e:
+            if self._is_not_found(e):
+                return
+            raise
+        name = stored["metadata"]["name"]
+        if name in self._reservations:
+            self._reservations[name] = stored
+        if (stored.get("status") or {}).get("phase") in (PHASE_FAILED, PHASE_SUCCEEDED):
+            self._collect(stored)
+
+    # ----- garbage collection -------------------------------------------------------------------
+    def _collect(self, r: Mapping[str, Any]) -> None:
+        """Delete an Expired/Succeeded reservation whose node is gone, or arm a timer for gc_seconds after it ended."""
+        name = r["metadata"]["name"]
+        status = r.get("status") or {}
+        phase = status.get("phase")
+        conditions = status.get("conditions") or []
+        if phase == PHASE_SUCCEEDED:
+            reason, stamp_field = REASON_SUCCEEDED, "lastProbeTime"
+        elif phase == PHASE_FAILED and _is_expired(conditions):
+            reason, stamp_field = REASON_EXPIRED, "lastTransitionTime"
+        else:
+            return
+        node = status.get("nodeName") or ""
+        if node and not self._node_exists(node):
+            self._delete(name)
+            return
+        since = None
+        for c in conditions:
+            if c.get("reason") == reason:
+                stamp = c.get(stamp_field)
+                since = self._clock_time(stamp) if isinstance(stamp, str) and stamp else None
+                break
+        if since is None:
+            return
+        deadline = since + self.gc_seconds
+        if self.clock.now() >= deadline:
+            self._delete(name)
+        else:
+            self._arm(self._gc_timers, name, deadline, 6)
+
+    def _delete(self, name: str) -> None:
+        self._cancel(self._gc_timers, name)
+        try:
+            self.store.delete(RESERVATION_KEY, "", name)
+        except Exception as e:
+            if not self._is_not_found(e):
+                raise
+
+    # ----- timers -------------------------------------------------------------------------------
+    def _arm(self, timers: dict[str, tuple[float, Cancellable]], name: str, when: float, priority: int) -> None:
+        current = timers.get(name)
+        if current is not None:
+            if current[0] == when:
+                return
+            current[1].cancel()
+        gc = timers is self._gc_timers
+        timer = self.clock.call_at(when, lambda: self._fire(name, gc), priority)
+        timers[name] = (when, timer)
+
+    def _fire(self, name: str, gc: bool) -> None:
+        (self._gc_timers if gc else self._expiry_timers).pop(name, None)
+        if gc:
+            r = self._get(name)
+            if r is not None:
+                self._collect(r)
+        else:
+            self._sync(name)
+
+    @staticmethod
+    def _cancel(timers: dict[str, tuple[float, Cancellable]], name: str) -> None:
+        current = timers.pop(name, None)
+        if current is not None:
+            current[1].cancel()
+
+    def _clock_time(self, stamp: str) -> float:
+        """The clock reading of an RFC 3339 timestamp written by the store (whole seconds)."""
+        now_floor = math.floor(self.clock.now())
+        reference: datetime = parse_rfc3339(self.store.timestamp())
+        return now_floor + (parse_rfc3339(stamp) - reference).total_seconds()
+
+
+def _sync_worthy(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+    """Koordinator enqueues a reservation update on a generation, phase or nodeName change."""
+    if (old.get("metadata") or {}).get("generation") != (new.get("metadata") or {}).get("generation"):
+        return True
+    os, ns = old.get("status") or {}, new.get("status") or {}
+    return bool(os.get("phase") != ns.get("phase") or os.get("nodeName") != ns.get("nodeName"))
+
+
+def _running(pod: Mapping[str, Any]) -> bool:
+    """A pod counts as an owner while it is not being deleted and has not finished."""
+    if pod["metadata"].get("deletionTimestamp"):
+        return False
+    return (pod.get("status") or {}).get("phase") not in _TERMINAL_POD_PHASES
+
+
+def _amounts(resource_list: object) -> dict[str, int]:
+    if not isinstance(resource_list, Mapping):
+        return {}
+    out = {}
+    for k, v in resource_list.items():
+        try:
+            out[k] = resource_amount(k, v)
+        except (ValueError, TypeError):
+            out[k] = -1
+    return out
+
+
+def _last_ready(conditions: list[dict[str, Any]]) -> int:
+    idx = -1
+    for i, c in enumerate(conditions):
+        if c.get("type") == CONDITION_READY:
+            idx = i
+    return idx
+
+
+def _is_expired(conditions: list[Any]) -> bool:
+    """IsReservationExpired (phase already Failed): the first Ready condition is False with reason Expired."""
+    for c in conditions:
+        if c.get("type") == CONDITION_READY:
+            return bool(c.get("status") == "False" and c.get("reason") == REASON_EXPIRED)
+    return False
+
+
+def _condition(type_: str, status: str, reason: str, now: str) -> dict[str, Any]:
+    return {"type": type_, "status": status, "reason": reason, "lastProbeTime": now, "lastTransitionTime": now}

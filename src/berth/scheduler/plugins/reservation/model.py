@@ -1,0 +1,287 @@
+"""The Reservation plugin's view of reservations: one ReservationInfo each, and a columnar index over them.
+
+An Available reservation holds its node's resources through a virtual pod whose requests are the
+reservation's unallocated remainder (``max(0, allocatable - allocated)`` per resource); its owners are
+counted on the node like any pod. So a reservation and its owners together never hold more than
+``max(allocatable, allocated)``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from berth.api.reservation import (
+    LABEL_RESERVATION_ORDER,
+    OwnerMatcher,
+    allocate_policy,
+    compile_owners,
+    is_allocate_once,
+    reservation_requests,
+)
+from berth.api.taints import Taint, parse_taints
+from berth.scheduler.framework.nodetable import NodeTable
+from berth.scheduler.framework.podinfo import PodInfo
+
+RESERVATION_KIND = "Reservation"
+ANNOTATION_RESTRICTED_OPTIONS = "scheduling.koordinator.sh/reservation-restricted-options"
+ANNOTATION_RESERVE_POD = "scheduling.koordinator.sh/reserve-pod"
+ANNOTATION_RESERVATION_NAME = "scheduling.koordinator.sh/reservation-name"
+ANNOTATION_RESERVATION_NODE = "scheduling.koordinator.sh/reservation-node"
+LABEL_POD_PRIORITY = "koordinator.sh/priority"
+MAX_INT32 = 2147483647
+POLICY_CODES = {"": 0, "Aligned": 1, "Restricted": 2}
+
+BoolArray = npt.NDArray[np.bool_]
+IntArray = npt.NDArray[np.int64]
+
+
+def _order(labels: Mapping[str, str]) -> int:
+    raw = labels.get(LABEL_RESERVATION_ORDER)
+    if raw is None:
+        return 0
+    try:
+        value = int(raw)
+    except ValueError:
+        return 0
+    return value if value > 0 else 0
+
+
+def _restricted_names(obj: Mapping[str, Any], allocatable: Mapping[str, int]) -> tuple[str, ...]:
+    names = tuple(sorted(r for r, v in allocatable.items() if v))
+    raw = ((obj.get("metadata") or {}).get("annotations") or {}).get(ANNOTATION_RESTRICTED_OPTIONS)
+    if not raw:
+        return names
+    try:
+        wanted = set((json.loads(raw) or {}).get("resources") or [])
+    except (ValueError, AttributeError):
+        return names
+    picked = tuple(n for n in names if n in wanted)
+    return picked or names
+
+
+def reserve_pod_object(reservation: Mapping[str, Any]) -> dict[str, Any]:
+    """The fake pod Koordinator schedules for a reservation, built from its template."""
+    meta = reservation.get("metadata") or {}
+    spec = reservation.get("spec") or {}
+    template = spec.get("template") or {}
+    tmeta = dict(template.get("metadata") or {})
+    pspec = dict(template.get("spec") or {})
+    labels = {**(tmeta.get("labels") or {}), **(meta.get("labels") or {})}
+    annotations = {**(tmeta.get("annotations") or {}), **(meta.get("annotations") or {})}
+    annotations[ANNOTATION_RESERVE_POD] = "true"
+    annotations[ANNOTATION_RESERVATION_NAME] = meta.get("name", "")
+    if pspec.get("nodeName"):
+        annotations[ANNOTATION_RESERVATION_NODE] = pspec["nodeName"]
+        pspec.pop("nodeName")
+    node = (reservation.get("status") or {}).get("nodeName")
+    if node:
+        pspec["nodeName"] = node
+    if pspec.get("priority") is None:
+        raw = labels.get(LABEL_POD_PRIORITY)
+        try:
+            pspec["priority"] = int(raw) if raw is not None else MAX_INT32
+        except ValueError:
+            pspec["priority"] = MAX_INT32
+    pspec["schedulerName"] = pspec.get("schedulerName") or "default-scheduler"
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": meta.get("uid", ""),
+            "namespace": tmeta.get("namespace") or "default",
+            "uid": meta.get("uid", ""),
+            "labels": labels,
+            "annotations": annotations,
+            "creationTimestamp": meta.get("creationTimestamp"),
+        },
+        "spec": pspec,
+    }
+
+
+def reserve_pod_info(reservation: Mapping[str, Any]) -> PodInfo:
+    """The reserve pod compiled for scheduling (kind "Reservation" so the scheduler routes its outcome)."""
+    info = PodInfo(reserve_pod_object(reservation))
+    info.kind = RESERVATION_KIND
+    info.extra["reservation"] = reservation
+    return info
+
+
+class ReservationInfo:
+    """One Available (or Waiting) reservation as the plugin tracks it."""
+
+    __slots__ = (
+        "allocatable",
+        "allocate_once",
+        "labels",
+        "matcher",
+        "name",
+        "node",
+        "obj",
+        "order",
+        "owners",
+        "phase",
+        "policy",
+        "pre_allocation",
+        "reserve_pod",
+        "restricted_names",
+        "taints",
+        "uid",
+        "unschedulable",
+    )
+
+    def __init__(self, obj: Mapping[str, Any]) -> None:
+        meta = obj.get("metadata") or {}
+        spec = obj.get("spec") or {}
+        status = obj.get("status") or {}
+        self.obj = obj
+        self.uid: str = meta.get("uid", "")
+        self.name: str = meta.get("name", "")
+        self.node: str = status.get("nodeName") or ""
+        self.phase: str = status.get("phase") or "Pending"
+        self.labels: Mapping[str, str] = meta.get("labels") or {}
+        self.order = _order(self.labels)
+        self.matcher: OwnerMatcher = compile_owners(spec.get("owners"))
+        self.policy: str = allocate_policy(obj)
+        self.allocate_once: bool = is_allocate_once(obj)
+        self.unschedulable: bool = bool(spec.get("unschedulable")) or bool(meta.get("deletionTimestamp"))
+        self.taints: tuple[Taint, ...] = tuple(
+            t for t in parse_taints(spec.get("taints")) if t.effect in ("NoSchedule", "NoExecute")
+        )
+        self.pre_allocation: bool = bool(spec.get("preAllocation"))
+        self.allocatable: dict[str, int] = reservation_requests(obj)
+        self.restricted_names = _restricted_names(obj, self.allocatable)
+        self.owners: dict[str, dict[str, int]] = {}
+        self.reserve_pod = reserve_pod_info(obj)
+
+    def refresh(self, obj: Mapping[str, Any]) -> None:
+        """Take a newer version of the object, keeping the owners tracked so far."""
+        owners = self.owners
+        self.__init__(obj)  # type: ignore[misc]
+        self.owners = owners
+
+    @property
+    def available(self) -> bool:
+        """Whether new owners may allocate it (Available, not consumed by allocateOnce)."""
+        return self.phase == "Available" and not (self.allocate_once and bool(self.owners))
+
+    def allocated(self) -> dict[str, int]:
+        """Sum of the owners' requests over the reserved resources."""
+        out: dict[str, int] = {}
+        for req in self.owners.values():
+            for r, v in req.items():
+                out[r] = out.get(r, 0) + v
+        return out
+
+    def remainder(self) -> dict[str, int]:
+        """Reserved but not yet allocated, per resource (never negative)."""
+        used = self.allocated()
+        return {r: max(0, v - used.get(r, 0)) for r, v in self.allocatable.items()}
+
+    def masked(self, requests: Mapping[str, int]) -> dict[str, int]:
+        """``requests`` limited to the resources this reservation holds."""
+        return {r: v for r, v in requests.items() if r in self.allocatable and v}
+
+    def virtual_pod(self) -> PodInfo:
+        """The pod that holds the remainder on the node."""
+        rem = self.remainder()
+        pod = PodInfo(self.reserve_pod.obj)
+        pod.kind = RESERVATION_KIND
+        pod.requests = {r: v for r, v in rem.items() if v and r != "pods"}
+        pod.nonzero_cpu = rem.get("cpu", 0)
+        pod.nonzero_memory = rem.get("memory", 0)
+        pod.extra["reservation"] = self.obj
+        return pod
+
+
+class ReservationIndex:
+    """Columnar arrays over the tracked reservations, rebuilt when the set or the node layout changes."""
+
+    def __init__(self) -> None:
+        self.infos: dict[str, ReservationInfo] = {}
+        self._dirty = True
+        self._layout = -1
+        self.items: list[ReservationInfo] = []
+        self.rows: IntArray = np.zeros(0, dtype=np.int64)
+        self.groups: list[OwnerMatcher] = []
+        self.group_of: IntArray = np.zeros(0, dtype=np.int64)
+        self.usable: BoolArray = np.zeros(0, dtype=np.bool_)
+        self.has_taints: BoolArray = np.zeros(0, dtype=np.bool_)
+        self.order: IntArray = np.zeros(0, dtype=np.int64)
+        self.policy: IntArray = np.zeros(0, dtype=np.int64)
+        self.name_rank: IntArray = np.zeros(0, dtype=np.int64)
+        self.alloc: dict[str, IntArray] = {}
+        self.used: dict[str, IntArray] = {}
+        self.position: dict[str, int] = {}
+        self.any_taints = False
+        self.row_default: IntArray = np.zeros(0, dtype=np.int64)
+        self.row_other: IntArray = np.zeros(0, dtype=np.int64)
+
+    def mark_dirty(self) -> None:
+        """The set of reservations (or their flags) changed."""
+        self._dirty = True
+
+    def update_usage(self, info: ReservationInfo) -> None:
+        """Refresh one reservation's allocated amounts (and usability) in place."""
+        if self._dirty:
+            return
+        k = self.position.get(info.uid)
+        if k is None:
+            return
+        used = info.allocated()
+        for r, col in self.used.items():
+            col[k] = used.get(r, 0)
+        self.usable[k] = info.available and not info.unschedulable
+
+    def ensure(self, table: NodeTable) -> None:
+        """Rebuild the arrays if needed."""
+        if not self._dirty and self._layout == table.layout:
+            return
+        items = sorted((i for i in self.infos.values() if i.node in table.index), key=lambda i: i.name)
+        self.items = items
+        self.position = {info.uid: k for k, info in enumerate(items)}
+        n = len(items)
+        self.rows = np.fromiter((table.index[i.node] for i in items), dtype=np.int64, count=n)
+        groups: dict[str, int] = {}
+        self.groups = []
+        gid = np.zeros(n, dtype=np.int64)
+        for k, info in enumerate(items):
+            g = groups.get(info.matcher.signature)
+            if g is None:
+                g = groups[info.matcher.signature] = len(self.groups)
+                self.groups.append(info.matcher)
+            gid[k] = g
+        self.group_of = gid
+        self.usable = np.fromiter(
+            (i.available and not i.unschedulable for i in items), dtype=np.bool_, count=n
+        )
+        self.has_taints = np.fromiter((bool(i.taints) for i in items), dtype=np.bool_, count=n)
+        self.any_taints = bool(self.has_taints.any())
+        self.order = np.fromiter((i.order for i in items), dtype=np.int64, count=n)
+        self.policy = np.fromiter((POLICY_CODES.get(i.policy, 0) for i in items), dtype=np.int64, count=n)
+        self.name_rank = np.arange(n, dtype=np.int64)
+        resources = sorted({r for i in items for r in i.allocatable})
+        self.alloc = {
+            r: np.fromiter((i.allocatable.get(r, 0) for i in items), dtype=np.int64, count=n)
+            for r in resources
+        }
+        usage = [i.allocated() for i in items]
+        self.used = {r: np.fromiter((u.get(r, 0) for u in usage), dtype=np.int64, count=n) for r in resources}
+        active = np.fromiter((i.phase in ("Available", "Waiting") for i in items), dtype=np.bool_, count=n)
+        size = table.size
+        self.row_default = np.bincount(self.rows[active & (self.policy == 0)], minlength=size)[:size]
+        self.row_other = np.bincount(self.rows[active & (self.policy != 0)], minlength=size)[:size]
+        self._dirty = False
+        self._layout = table.layout
+
+    def remainder(self, r: str) -> IntArray:
+        """Unallocated amount of resource ``r`` per reservation (never negative)."""
+        a = self.alloc.get(r)
+        if a is None:
+            return np.zeros(len(self.items), dtype=np.int64)
+        out: IntArray = np.maximum(a - self.used[r], 0)
+        return out

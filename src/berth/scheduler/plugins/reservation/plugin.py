@@ -1,0 +1,557 @@
+"""Koordinator's Reservation plugin: schedules reserve pods and lets owner pods allocate reserved resources.
+
+Reserve pods go through every filter and score plugin of their profile; once bound, the reservation
+holds its node's resources (see model.py). An owner pod sees, on each node, the remainder of one
+nominated matching reservation as free (a per-cycle overlay), scores nodes by how full that
+reservation would become, and on Reserve is accounted to it; PreBind writes the
+``reservation-allocated`` annotation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from berth.api.quantity import format_resource
+from berth.api.reservation import (
+    ANNOTATION_RESERVATION_ALLOCATED,
+    ReservationAffinity,
+    allocated_annotation_value,
+    is_reservation_ignored,
+    parse_allocated,
+    parse_exact_match,
+    parse_reservation_affinity,
+)
+from berth.api.taints import Taint, Toleration
+from berth.scheduler.framework.config import ConfigError
+from berth.scheduler.framework.cycle_state import CycleState
+from berth.scheduler.framework.nodetable import IntArray, NodeInfo, NodeTable
+from berth.scheduler.framework.plugin import (
+    ClusterEvent,
+    Handle,
+    PreFilterResult,
+    Verdicts,
+    default_normalize,
+)
+from berth.scheduler.framework.podinfo import PodInfo
+from berth.scheduler.framework.status import Code, Status
+from berth.scheduler.plugins.reservation.model import (
+    ANNOTATION_RESERVATION_NODE,
+    RESERVATION_KIND,
+    ReservationIndex,
+    ReservationInfo,
+    reserve_pod_info,
+)
+
+NAME = "Reservation"
+STATE_KEY = "Reservation/state"
+ERR_AFFINITY = "node(s) no reservations match reservation affinity"
+ERR_POLICY_CONFLICT = "node(s) reservation allocate policy conflict"
+ERR_NODE_NAME = "node(s) didn't match the nodeName specified by reservation"
+ERR_NO_FIT = "node(s) no reservation(s) to meet the requirements"
+REASON_PREFIX = "Reservation(s) "
+MOST_PREFERRED_SCORE = 1000
+NOTE_LENGTH_LIMIT = 1024
+RESERVATION_KEY = ("scheduling.koordinator.sh", "Reservation")
+POD_KEY = ("", "Pod")
+
+
+@dataclass(frozen=True, slots=True)
+class ReservationArgs:
+    """ReservationArgs as Koordinator's scheduler configuration spells them."""
+
+    enable_preemption: bool = False
+    min_candidate_nodes_percentage: int = 10
+    min_candidate_nodes_absolute: int = 100
+    enable_cluster_mode: bool = False
+    cluster_label_key: str = "pod.koordinator.sh/is-pre-allocatable"
+    cluster_priority_annotation_key: str = "pod.koordinator.sh/pre-allocatable-priority"
+    prefer_no_pre_allocated_pods: bool = False
+
+    @classmethod
+    def parse(cls, args: Mapping[str, Any]) -> ReservationArgs:
+        """Read the pluginConfig args (unknown fields are refused)."""
+        known = {
+            "enablePreemption",
+            "minCandidateNodesPercentage",
+            "minCandidateNodesAbsolute",
+            "preAllocationConfig",
+            "controllerWorkers",
+            "disableGarbageCollection",
+            "gcDurationSeconds",
+            "gcIntervalSeconds",
+            "resyncIntervalSeconds",
+        }
+        for k in args:
+            if k not in known:
+                raise ConfigError(f'{NAME}: {k}: Invalid value: unknown field "{k}"')
+        pre = args.get("preAllocationConfig") or {}
+        if not isinstance(pre, Mapping):
+            raise ConfigError(f"{NAME}: preAllocationConfig: Invalid value: must be an object")
+        defaults = cls()
+        return cls(
+            enable_preemption=bool(args.get("enablePreemption", False)),
+            min_candidate_nodes_percentage=int(args.get("minCandidateNodesPercentage", 10)),
+            min_candidate_nodes_absolute=int(args.get("minCandidateNodesAbsolute", 100)),
+            enable_cluster_mode=bool(pre.get("enableClusterMode", False)),
+            cluster_label_key=str(pre.get("clusterLabelKey") or defaults.cluster_label_key),
+            cluster_priority_annotation_key=str(
+                pre.get("clusterPriorityAnnotationKey") or defaults.cluster_priority_annotation_key
+            ),
+            prefer_no_pre_allocated_pods=bool(pre.get("preferNoPreAllocatedPods", False)),
+        )
+
+
+class _PodState:
+    """What PreFilter worked out for one owner pod."""
+
+    __slots__ = ("affinity", "fit_reasons", "matched_rows", "nominee", "preferred_row", "score")
+
+    def __init__(self, affinity: ReservationAffinity | None) -> None:
+        self.affinity = affinity
+        self.nominee: dict[int, ReservationInfo] = {}  # node row -> nominated reservation
+        self.score: dict[int, int] = {}
+        self.matched_rows: set[int] = set()
+        self.fit_reasons: dict[int, tuple[str, ...]] = {}  # rows with matches but no fitting reservation
+        self.preferred_row = -1
+
+
+def _tolerated(taints: tuple[Taint, ...], tolerations: tuple[Toleration, ...]) -> bool:
+    return all(any(t.tolerates(taint) for t in tolerations) for taint in taints)
+
+
+class Reservation:
+    """The Reservation plugin (PreFilter, Filter, PreScore, Score, Reserve, PreBind; schedules reserve pods)."""
+
+    name = NAME
+
+    def __init__(self, args: Mapping[str, Any], handle: Handle) -> None:
+        self.args = ReservationArgs.parse(args)
+        self.handle = handle
+        self.profile = str(getattr(handle, "profile_name", "default-scheduler"))
+        self.index = ReservationIndex()
+        self.pending: dict[str, Mapping[str, Any]] = {}  # uid -> Pending reservation of this profile
+        handle.register_pseudo_kind(RESERVATION_KIND, self)
+
+    # ----- informers -----------------------------------------------------------------------
+    def watched_kinds(self) -> tuple[str, ...]:
+        """Reservations, and pods (to follow owners)."""
+        return (RESERVATION_KIND, "Pod")
+
+    def on_object_event(self, type_: str, obj: Mapping[str, Any]) -> None:
+        """Track reservations and their owners."""
+        if obj.get("kind") == RESERVATION_KIND:
+            self._on_reservation(type_, obj)
+        else:
+            self._on_pod(type_, obj)
+
+    def _on_reservation(self, type_: str, obj: Mapping[str, Any]) -> None:
+        uid = obj["metadata"].get("uid", "")
+        status = obj.get("status") or {}
+        phase = status.get("phase") or "Pending"
+        node = status.get("nodeName") or ""
+        infos = self.index.infos
+        if type_ == "DELETED" or phase in ("Succeeded", "Failed"):
+            self.pending.pop(uid, None)
+            self.handle.dequeue(uid)
+            if infos.pop(uid, None) is not None:
+                self.index.mark_dirty()
+            self.handle.remove_virtual_pod(uid)
+            return
+        if phase in ("Available", "Waiting") and node:
+            self.pending.pop(uid, None)
+            self.handle.dequeue(uid)
+            info = infos.get(uid)
+            if info is None:
+                info = infos[uid] = ReservationInfo(obj)
+            else:
+                info.refresh(obj)
+            self.index.mark_dirty()
+            self.handle.set_virtual_pod(info.virtual_pod(), info.node)
+            return
+        # Pending: schedule its reserve pod if this profile owns it
+        template_spec = ((obj.get("spec") or {}).get("template") or {}).get("spec") or {}
+        if (template_spec.get("schedulerName") or "default-scheduler") != self.profile:
+            return
+        self.pending[uid] = obj
+        self.handle.enqueue(reserve_pod_info(obj))
+
+    def _on_pod(self, type_: str, pod: Mapping[str, Any]) -> None:
+        meta = pod["metadata"]
+        ref = (
+            parse_allocated(pod)
+            if ANNOTATION_RESERVATION_ALLOCATED in (meta.get("annotations") or {})
+            else None
+        )
+        if ref is None:
+            return
+        info = self.index.infos.get(ref[1])
+        if info is None:
+            return
+        uid = meta.get("uid", "")
+        phase = (pod.get("status") or {}).get("phase")
+        gone = type_ == "DELETED" or phase in ("Succeeded", "Failed")
+        if gone:
+            if info.owners.pop(uid, None) is not None:
+                self._usage_changed(info)
+            return
+        if (pod.get("spec") or {}).get("nodeName") == info.node and uid not in info.owners:
+            info.owners[uid] = info.masked(PodInfo(pod).requests)
+            self._usage_changed(info)
+
+    def _usage_changed(self, info: ReservationInfo) -> None:
+        self.index.update_usage(info)
+        self.handle.set_virtual_pod(info.virtual_pod(), info.node)
+
+    # ----- reserve pods (PseudoPodSource) ----------------------------------------------------
+    def bind_pseudo(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
+        """Mark the reservation Available on ``node_name`` (Koordinator's SetReservationAvailable)."""
+        res = pod.extra.get("reservation") or {}
+        meta = res.get("metadata") or {}
+        client = self.handle.client
+        try:
+            current = client.get(RESERVATION_KEY, "", meta.get("name", ""))
+        except Exception as e:  # the reservation went away meanwhile
+            return Status(Code.ERROR, (f"cannot get reservation, err: {e}",))
+        if current["metadata"].get("uid") != pod.uid:
+            return Status(Code.ERROR, ("cannot get reservation, err: reservation was replaced",))
+        status = dict(current.get("status") or {})
+        if status.get("phase") == "Failed":
+            return Status(Code.ERROR, ("reservation is not active",))
+        now = _now(client)
+        info = ReservationInfo(current)
+        status["allocatable"] = {r: format_resource(r, v) for r, v in sorted(info.allocatable.items())}
+        status["nodeName"] = node_name
+        status["phase"] = "Available"
+        status["conditions"] = [
+            {
+                "type": "Scheduled",
+                "status": "True",
+                "reason": "Scheduled",
+                "lastProbeTime": now,
+                "lastTransitionTime": now,
+            },
+            {
+                "type": "Ready",
+                "status": "True",
+                "reason": "Available",
+                "lastProbeTime": now,
+                "lastTransitionTime": now,
+            },
+        ]
+        client.update_status({**current, "status": status})
+        self.handle.record_event(
+            current, "Normal", "Scheduled", f"Successfully assigned {meta.get('name')} to {node_name}"
+        )
+        return Status()
+
+    def pseudo_failed(self, pod: PodInfo, reason: str, message: str) -> None:
+        """Keep the reservation Pending with condition Scheduled=False/Unschedulable and the message."""
+        res = pod.extra.get("reservation") or {}
+        name = (res.get("metadata") or {}).get("name", "")
+        client = self.handle.client
+        try:
+            current = client.get(RESERVATION_KEY, "", name)
+        except Exception:  # deleted meanwhile: nothing to record
+            return
+        if current["metadata"].get("uid") != pod.uid:
+            return
+        if len(message) > NOTE_LENGTH_LIMIT:
+            message = message[: NOTE_LENGTH_LIMIT - 4] + " ..."
+        self.handle.record_event(current, "Warning", "FailedScheduling", message)
+        now = _now(client)
+        status = dict(current.get("status") or {})
+        conditions = [dict(c) for c in status.get("conditions") or []]
+        for c in conditions:
+            if c.get("type") == "Scheduled":
+                if c.get("status") == "True":
+                    c["lastProbeTime"] = now
+                else:
+                    c.update(reason="Unschedulable", message=message, lastProbeTime=now)
+                break
+        else:
+            conditions.append(
+                {
+                    "type": "Scheduled",
+                    "status": "False",
+                    "reason": "Unschedulable",
+                    "message": message,
+                    "lastProbeTime": now,
+                    "lastTransitionTime": now,
+                }
+            )
+        status["conditions"] = conditions
+        status.setdefault("phase", "Pending")
+        client.update_status({**current, "status": status})
+
+    # ----- PreFilter -------------------------------------------------------------------------
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, table: NodeTable
+    ) -> tuple[PreFilterResult | None, Status]:
+        """Find the reservations this pod may allocate and nominate one per node."""
+        if pod.kind == RESERVATION_KIND:
+            return None, Status()
+        if is_reservation_ignored(pod.obj):
+            return None, Status(Code.SKIP)
+        affinity = parse_reservation_affinity(pod.obj)
+        index = self.index
+        if not index.infos and affinity is None:
+            return None, Status(Code.SKIP)
+        index.ensure(table)
+        ps = _PodState(affinity)
+        matched = self._match(pod, affinity, table)
+        if matched.size:
+            self._nominate(pod, ps, matched, table, state)
+        if affinity is not None:
+            rows = ps.matched_rows
+            if not rows:
+                return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_AFFINITY,))
+            state.write(STATE_KEY, ps)
+            return PreFilterResult(frozenset(table.names[r] for r in rows)), Status()
+        if not ps.nominee:
+            return None, Status(Code.SKIP)
+        state.write(STATE_KEY, ps)
+        return None, Status()
+
+    def _match(self, pod: PodInfo, affinity: ReservationAffinity | None, table: NodeTable) -> IntArray:
+        """Indices of usable reservations whose owners, taints, affinity and exact-match admit the pod."""
+        index = self.index
+        if not index.items:
+            return np.zeros(0, dtype=np.int64)
+        group_ok = np.fromiter(
+            (g.matches(pod.obj) for g in index.groups), dtype=np.bool_, count=len(index.groups)
+        )
+        if not group_ok.any():
+            return np.zeros(0, dtype=np.int64)
+        cand = np.flatnonzero(group_ok[index.group_of] & index.usable)
+        if cand.size == 0:
+            return cand
+        exact = parse_exact_match(pod.obj)
+        need_loop = affinity is not None or exact is not None or index.any_taints
+        if not need_loop:
+            return cand
+        tolerations = pod.tolerations + (affinity.tolerations if affinity is not None else ())
+        keep = []
+        for k in cand.tolist():
+            info = index.items[k]
+            if affinity is not None and not affinity.matches(
+                info.name, {**table.labels[int(index.rows[k])], **info.labels}
+            ):
+                continue
+            if info.taints and not _tolerated(info.taints, tolerations):
+                continue
+            if exact is not None and not _exact_match(pod.requests, info.allocatable, exact):
+                continue
+            keep.append(k)
+        return np.asarray(keep, dtype=np.int64)
+
+    def _nominate(
+        self, pod: PodInfo, ps: _PodState, cand: IntArray, table: NodeTable, state: CycleState
+    ) -> None:
+        """Per node, the matching reservation the pod fits with and would fill most (order label first)."""
+        index = self.index
+        rows = index.rows[cand]
+        fits = np.ones(cand.size, dtype=np.bool_)
+        restricted_fail: dict[int, list[str]] = {}
+        req = pod.requests
+        for r, v in req.items():
+            rem = index.remainder(r)[cand]
+            free = table.alloc(r)[rows] - table.req(r)[rows] + rem
+            fits &= v <= free
+        allowed = table.alloc("pods")[rows]
+        fits &= table.pod_count[: table.size][rows] <= allowed  # the reserve pod leaves, the pod arrives
+        restricted = np.flatnonzero(index.policy[cand] == 2)
+        for j in restricted.tolist():
+            info = index.items[int(cand[j])]
+            left = info.remainder()
+            short = [r for r in info.restricted_names if req.get(r, 0) and req[r] > left.get(r, 0)]
+            if short:
+                fits[j] = False
+                restricted_fail.setdefault(int(rows[j]), []).extend(short)
+        # MostAllocated score of the reservation with the pod in it
+        total = np.zeros(cand.size, dtype=np.int64)
+        weight = np.zeros(cand.size, dtype=np.int64)
+        for r, a in index.alloc.items():
+            cap = a[cand]
+            used = index.used[r][cand] + req.get(r, 0)
+            has = cap > 0
+            s = np.where(has & (used <= cap), 100 * used // np.where(has, cap, 1), 0)
+            total += s
+            weight += has
+        score = np.where(weight > 0, total // np.maximum(weight, 1), 0)
+        order = index.order[cand]
+        order_key = np.where(order > 0, order, np.iinfo(np.int64).max)
+        # sort: by row, fitting first, smaller order, higher score, smaller name
+        sort = np.lexsort((index.name_rank[cand], -score, order_key, ~fits, rows))
+        ps.matched_rows = set(rows.tolist())
+        seen: set[int] = set()
+        best_order = np.iinfo(np.int64).max
+        overlay = state.overlay
+        for j in sort.tolist():
+            row = int(rows[j])
+            if row in seen:
+                continue
+            seen.add(row)
+            if not fits[j]:
+                ps.fit_reasons[row] = tuple(
+                    f"{REASON_PREFIX}Insufficient {r}" for r in sorted(set(restricted_fail.get(row, ())))
+                ) or (ERR_NO_FIT,)
+                continue
+            info = index.items[int(cand[j])]
+            ps.nominee[row] = info
+            ps.score[row] = int(score[j])
+            if info.order and info.order < best_order:
+                best_order = info.order
+                ps.preferred_row = row
+            vp = info.virtual_pod()
+            overlay.append(
+                (row, {r: -v for r, v in vp.requests.items()}, -vp.nonzero_cpu, -vp.nonzero_memory, -1)
+            )
+
+    # ----- Filter ----------------------------------------------------------------------------
+    def filter_nodes(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Verdicts:
+        """Reserve pods: pinned node and allocate-policy conflicts. Owner pods with affinity: a reservation must fit."""
+        n = table.size
+        if pod.kind == RESERVATION_KIND:
+            return self._filter_reserve_pod(pod, table)
+        ps: _PodState | None = state.get(STATE_KEY)
+        if ps is None or ps.affinity is None:
+            return Verdicts.all_pass(n)
+        passed = np.zeros(n, dtype=np.bool_)
+        for row in ps.nominee:
+            passed[row] = True
+        codes = np.zeros(n, dtype=np.int64)
+        statuses = [Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_AFFINITY,))]
+        seen: dict[tuple[str, ...], int] = {}
+        for row, reasons in ps.fit_reasons.items():
+            c = seen.get(reasons)
+            if c is None:
+                c = seen[reasons] = len(statuses)
+                statuses.append(Status(Code.UNSCHEDULABLE, reasons))
+            codes[row] = c
+        return Verdicts(passed, statuses, codes)
+
+    def _filter_reserve_pod(self, pod: PodInfo, table: NodeTable) -> Verdicts:
+        n = table.size
+        passed = np.ones(n, dtype=np.bool_)
+        codes = np.zeros(n, dtype=np.int64)
+        statuses: list[Status] = [
+            Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_NODE_NAME,)),
+            Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_POLICY_CONFLICT,)),
+        ]
+        pinned = (pod.obj.get("metadata") or {}).get("annotations", {}).get(ANNOTATION_RESERVATION_NODE)
+        if pinned:
+            mask = np.ones(n, dtype=np.bool_)
+            i = table.index.get(pinned)
+            if i is not None:
+                mask[i] = False
+            passed &= ~mask
+        res = pod.extra.get("reservation") or {}
+        policy = (res.get("spec") or {}).get("allocatePolicy") or ""
+        if self.index.infos:
+            self.index.ensure(table)
+            conflict = self.index.row_other[:n] > 0 if policy == "" else self.index.row_default[:n] > 0
+            conflict = conflict & passed
+            codes[conflict] = 1
+            passed &= ~conflict
+        return Verdicts(passed, statuses, codes)
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
+        """Per-node form of filter_nodes."""
+        return self.filter_nodes(state, pod, node.table).status_of(node.index)
+
+    # ----- Score -----------------------------------------------------------------------------
+    def pre_score(self, state: CycleState, pod: PodInfo, table: NodeTable, feasible: IntArray) -> Status:
+        """Skip reserve pods and pods without a nominated reservation."""
+        ps: _PodState | None = state.get(STATE_KEY)
+        if pod.kind == RESERVATION_KIND or ps is None or not ps.nominee:
+            return Status(Code.SKIP)
+        return Status()
+
+    def score_nodes(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: IntArray) -> IntArray:
+        """1000 for the node of the most preferred reservation order, else the nominee's MostAllocated score."""
+        ps: _PodState | None = state.get(STATE_KEY)
+        out = np.zeros(len(idx), dtype=np.int64)
+        if ps is None:
+            return out
+        for j, row in enumerate(idx.tolist()):
+            if row == ps.preferred_row:
+                out[j] = MOST_PREFERRED_SCORE
+            else:
+                out[j] = ps.score.get(row, 0)
+        return out
+
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
+        """Per-node form of score_nodes."""
+        return int(self.score_nodes(state, pod, node.table, np.asarray([node.index], dtype=np.int64))[0])
+
+    def normalize_scores(self, state: CycleState, pod: PodInfo, scores: IntArray) -> IntArray:
+        """kube's default normalisation to 0..100."""
+        return default_normalize(scores, reverse=False)
+
+    # ----- Reserve / PreBind -----------------------------------------------------------------
+    def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
+        """Account the pod to the reservation nominated on ``node_name``."""
+        if pod.kind == RESERVATION_KIND:
+            return Status()
+        ps: _PodState | None = state.get(STATE_KEY)
+        if ps is None:
+            return Status()
+        row = self.handle.node_table().index.get(node_name, -1)
+        info = ps.nominee.get(row)
+        if info is None:
+            if ps.affinity is not None:
+                return Status(Code.UNSCHEDULABLE, (ERR_AFFINITY,))
+            return Status()
+        info.owners[pod.uid] = info.masked(pod.requests)
+        state.write(STATE_KEY + "/allocated", info)
+        self._usage_changed(info)
+        return Status()
+
+    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        """Give back what reserve took."""
+        info: ReservationInfo | None = state.get(STATE_KEY + "/allocated")
+        if info is not None and info.owners.pop(pod.uid, None) is not None:
+            state.delete(STATE_KEY + "/allocated")
+            if info.uid in self.index.infos:
+                self._usage_changed(info)
+
+    def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
+        """Write the ``reservation-allocated`` annotation on the pod."""
+        info: ReservationInfo | None = state.get(STATE_KEY + "/allocated")
+        if info is None:
+            return Status()
+        value = allocated_annotation_value(info.name, info.uid)
+        self.handle.client.patch(
+            POD_KEY,
+            pod.namespace,
+            pod.name,
+            {"metadata": {"annotations": {ANNOTATION_RESERVATION_ALLOCATED: value}}},
+        )
+        return Status()
+
+    def events_to_register(self) -> list[ClusterEvent]:
+        """Pods and nodes coming and going (reservations change through virtual pods)."""
+        return [
+            ClusterEvent("Pod", frozenset({"Add", "Update", "Delete"})),
+            ClusterEvent("Node", frozenset({"Add", "Update"})),
+        ]
+
+
+def _exact_match(requests: Mapping[str, int], allocatable: Mapping[str, int], names: tuple[str, ...]) -> bool:
+    """Koordinator's ExactMatchReservation."""
+    for rn in names:
+        in_r, in_p = rn in allocatable, rn in requests
+        if not in_r or not in_p:
+            return not in_r and not in_p
+        if allocatable[rn] != requests[rn]:
+            return False
+    return True
+
+
+def _now(client: Any) -> str:
+    fmt = getattr(client, "timestamp", None)
+    return str(fmt()) if callable(fmt) else ""
