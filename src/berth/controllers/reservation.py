@@ -102,6 +102,7 @@ class ReservationController:
         self.gc_seconds = float(gc_seconds)
         self._is_not_found = is_not_found
         self._reservations: dict[str, Mapping[str, Any]] = {}  # name -> last seen object
+        self._names: dict[str, str] = {}  # reservation uid -> name
         self._owners: dict[str, dict[str, _Owner]] = {}  # reservation uid -> pod uid -> owner
         self._pod_reservation: dict[str, str] = {}  # pod uid -> reservation uid it is indexed under
         self._nodes: set[str] = set()
@@ -124,6 +125,7 @@ class ReservationController:
         if type_ == "DELETED":
             self._reservations.pop(name, None)
             uid = r["metadata"].get("uid", "")
+            self._names.pop(uid, None)
             owners = self._owners.pop(uid, None)
             if owners:
                 for pod_uid in owners:
@@ -133,6 +135,7 @@ class ReservationController:
             return
         old = self._reservations.get(name)
         self._reservations[name] = r
+        self._names[r["metadata"].get("uid", "")] = name
         if old is None or _sync_worthy(old, r):
             self._sync(name)
 
@@ -142,7 +145,9 @@ class ReservationController:
             self._nodes.add(name)
             return
         self._nodes.discard(name)
-        on_node = [n for n, r in self._reservations.items() if (r.get("status") or {}).get("nodeName") == name]
+        on_node = [
+            n for n, r in self._reservations.items() if (r.get("status") or {}).get("nodeName") == name
+        ]
         for rname in on_node:
             self._sync(rname)
 
@@ -157,7 +162,7 @@ class ReservationController:
                 owners.pop(pod_uid, None)
                 if not owners:
                     del self._owners[old_r]
-            old_name = self._name_of(old_r)
+            old_name = self._names.get(old_r)
             if old_name:
                 affected.append(old_name)
         spec = pod.get("spec") or {}
@@ -175,12 +180,6 @@ class ReservationController:
                     self._pod_reservation[pod_uid] = r_uid
         for r_name in affected:
             self._sync(r_name)
-
-    def _name_of(self, uid: str) -> str:
-        for name, r in self._reservations.items():
-            if r["metadata"].get("uid") == uid:
-                return name
-        return ""
 
     # ----- reconcile ----------------------------------------------------------------------------
     def _get(self, name: str) -> dict[str, Any] | None:
@@ -237,7 +236,9 @@ class ReservationController:
         else:
             new_status.pop("allocated", None)
         if owners:
-            new_status["currentOwners"] = [{"namespace": o.namespace, "name": o.name, "uid": o.uid} for o in owners]
+            new_status["currentOwners"] = [
+                {"namespace": o.namespace, "name": o.name, "uid": o.uid} for o in owners
+            ]
         else:
             new_status.pop("currentOwners", None)
         if is_allocate_once(r):
@@ -351,7 +352,9 @@ class ReservationController:
                 raise
 
     # ----- timers -------------------------------------------------------------------------------
-    def _arm(self, timers: dict[str, tuple[float, Cancellable]], name: str, when: float, priority: int) -> None:
+    def _arm(
+        self, timers: dict[str, tuple[float, Cancellable]], name: str, when: float, priority: int
+    ) -> None:
         current = timers.get(name)
         if current is not None:
             if current[0] == when:
@@ -427,4 +430,10 @@ def _is_expired(conditions: list[Any]) -> bool:
 
 
 def _condition(type_: str, status: str, reason: str, now: str) -> dict[str, Any]:
-    return {"type": type_, "status": status, "reason": reason, "lastProbeTime": now, "lastTransitionTime": now}
+    return {
+        "type": type_,
+        "status": status,
+        "reason": reason,
+        "lastProbeTime": now,
+        "lastTransitionTime": now,
+    }

@@ -441,6 +441,13 @@ class Scheduler:
             return all_feasible
         start = self.next_start % n
         order = self.cache.table.zone_order()
+        if order is None:  # rows are already in node-tree order
+            split = int(np.searchsorted(all_feasible, start))
+            chosen = all_feasible[split : split + to_find]
+            if chosen.size < to_find:
+                chosen = np.concatenate((chosen, all_feasible[: to_find - chosen.size]))
+            self.next_start = (start + int((chosen[-1] - start) % n) + 1) % n
+            return np.sort(chosen)
         walk = np.concatenate((order[start:], order[:start])) if start else order
         positions = np.flatnonzero(passed[walk])[:to_find]
         self.next_start = (start + int(positions[-1]) + 1) % n

@@ -16,6 +16,7 @@ from berth.api.kinds import lookup_kind
 from berth.api.manifest import Manifest
 from berth.clock import SimClock
 from berth.controllers.kubelet import SimKubelet
+from berth.controllers.reservation import ReservationController
 from berth.scheduler.builtin import builtin_registry
 from berth.scheduler.framework.config import SchedulerConfig
 from berth.scheduler.framework.registry import Registry
@@ -24,6 +25,7 @@ from berth.sim.scenario import ObjectRef, Plan, Step, build_plan
 from berth.store import MemoryStore, NotFound, StoreError, WatchEvent
 from berth.store.admission import namespace_autoprovision, pod_admission
 from berth.store.events import EventRecorder
+from berth.store.reservation_defaults import reservation_admission
 
 DEFAULT_TAIL = 600.0
 
@@ -51,11 +53,13 @@ class Simulation:
         self.store = MemoryStore(clock=self.clock, seed=seed)
         self.store.add_admission(namespace_autoprovision(self.store))
         self.store.add_admission(pod_admission(self.store))
+        self.store.add_admission(reservation_admission())
         self.events = EventRecorder(self.store, buffered=True)
         self.scheduler = Scheduler(
             self.store, self.clock, self.events, registry or builtin_registry(), config, seed=seed
         )
         self.kubelet = SimKubelet(self.store, self.clock, is_not_found=lambda e: isinstance(e, NotFound))
+        self.reservations = ReservationController(self.store, self.clock)
         self._pending: deque[WatchEvent] = deque()
         self._unsubscribe = self.store.subscribe(self._pending.append)
         self.step_errors: list[str] = []
@@ -96,7 +100,7 @@ class Simulation:
     def _dispatch(self) -> bool:
         if not self._pending:
             return False
-        sched, kubelet = self.scheduler, self.kubelet
+        sched, kubelet, reservations = self.scheduler, self.kubelet, self.reservations
         sched_kinds = sched.watched_kinds()
         while self._pending:
             ev = self._pending.popleft()
@@ -106,6 +110,8 @@ class Simulation:
                 sched.handle_event(ev.type, obj)
             if kind == "Pod":
                 kubelet.handle_event(ev.type, obj)
+            if kind in ("Pod", "Node", "Reservation"):
+                reservations.handle_event(ev.type, obj)
         return True
 
     def run_until_idle(self) -> None:

@@ -198,10 +198,11 @@ class NodeTable:
         self.layout += 1
         self.generation += 1
 
-    def zone_order(self) -> IntArray:
+    def zone_order(self) -> IntArray | None:
         """Row indices in kube's node-tree order: zones interleaved round-robin, in order of first appearance.
 
         kube-scheduler walks nodes in this order when it stops after finding enough feasible nodes.
+        None when that order is simply the row order (one zone or none).
         """
         if self._zone_order is None:
             zones: dict[str, list[int]] = {}
@@ -211,7 +212,7 @@ class NodeTable:
                 key = f"{region}:\x00:{zone}" if zone or region else ""
                 zones.setdefault(key, []).append(i)
             if len(zones) <= 1:
-                self._zone_order = np.arange(self.size, dtype=np.int64)
+                self._zone_order = np.zeros(0, dtype=np.int64)
             else:
                 lists = list(zones.values())
                 order: list[int] = []
@@ -222,7 +223,7 @@ class NodeTable:
                             order.append(lst[depth])
                     depth += 1
                 self._zone_order = np.asarray(order, dtype=np.int64)
-        return self._zone_order
+        return self._zone_order if self._zone_order.size else None
 
     # ----- pods ----------------------------------------------------------------------------
     def add_pod(self, i: int, pod: PodInfo) -> None:
