@@ -21,7 +21,7 @@ from berth.api.errors import InvalidObjectError
 from berth.api.labels import LabelSelectorError, Selector, compile_label_selector, selector_from_set
 from berth.api.meta import namespaced_name
 from berth.api.names import label_value_errors, qualified_name_errors
-from berth.api.nodeselector import NodeSelectorTerm, compile_term
+from berth.api.nodeselector import NodeSelectorTerm, compile_term, parse_int64
 from berth.api.resources import node_allocatable, pod_requests
 from berth.api.taints import (
     EFFECT_NO_EXECUTE,
@@ -74,13 +74,17 @@ __all__ = [
     "compile_owners",
     "exact_match",
     "expiry",
+    "is_active",
     "is_allocate_once",
+    "is_available",
     "is_reservation_ignored",
+    "is_unschedulable",
     "parse_allocated",
     "parse_exact_match",
     "parse_reservation_affinity",
     "parse_rfc3339",
     "reservation_allocatable",
+    "reservation_order",
     "reservation_requests",
     "reservation_taints",
     "ttl_seconds",
@@ -709,6 +713,35 @@ def allocate_policy(reservation: Mapping[str, Any]) -> str:
     ``Restricted``."""
     policy = _spec(reservation).get("allocatePolicy")
     return policy if isinstance(policy, str) else ""
+
+
+def is_available(reservation: Mapping[str, Any]) -> bool:
+    """Scheduled on a node and in phase Available (IsReservationAvailable)."""
+    status = reservation.get("status") or _EMPTY
+    return bool(status.get("nodeName")) and status.get("phase") == PHASE_AVAILABLE
+
+
+def is_active(reservation: Mapping[str, Any]) -> bool:
+    """Scheduled on a node and Available or Waiting (IsReservationActive)."""
+    status = reservation.get("status") or _EMPTY
+    return bool(status.get("nodeName")) and status.get("phase") in (PHASE_AVAILABLE, PHASE_WAITING)
+
+
+def is_unschedulable(reservation: Mapping[str, Any]) -> bool:
+    """New pods may not allocate it: ``spec.unschedulable`` or the reservation is being deleted."""
+    if (reservation.get("metadata") or _EMPTY).get("deletionTimestamp"):
+        return True
+    return bool(_spec(reservation).get("unschedulable"))
+
+
+def reservation_order(reservation: Mapping[str, Any]) -> int:
+    """The ``reservation-order`` label as an int64 (lower is preferred); 0 when absent or not an integer."""
+    labels = (reservation.get("metadata") or _EMPTY).get("labels") or _EMPTY
+    raw = labels.get(LABEL_RESERVATION_ORDER)
+    if not isinstance(raw, str):
+        return 0
+    value = parse_int64(raw)
+    return value if value is not None else 0
 
 
 def is_allocate_once(reservation: Mapping[str, Any]) -> bool:

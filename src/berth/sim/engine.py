@@ -17,6 +17,7 @@ from berth.api.manifest import Manifest
 from berth.clock import SimClock
 from berth.controllers.kubelet import SimKubelet
 from berth.controllers.reservation import ReservationController
+from berth.controllers.workloads import WorkloadControllers
 from berth.scheduler.builtin import builtin_registry
 from berth.scheduler.framework.config import SchedulerConfig
 from berth.scheduler.framework.registry import Registry
@@ -60,6 +61,7 @@ class Simulation:
         )
         self.kubelet = SimKubelet(self.store, self.clock, is_not_found=lambda e: isinstance(e, NotFound))
         self.reservations = ReservationController(self.store, self.clock)
+        self.workloads = WorkloadControllers(self.store, self.clock)
         self._pending: deque[WatchEvent] = deque()
         self._unsubscribe = self.store.subscribe(self._pending.append)
         self.step_errors: list[str] = []
@@ -112,6 +114,8 @@ class Simulation:
                 kubelet.handle_event(ev.type, obj)
             if kind in ("Pod", "Node", "Reservation"):
                 reservations.handle_event(ev.type, obj)
+            if kind in ("Pod", "ReplicaSet", "Deployment"):
+                self.workloads.handle_event(ev.type, obj)
         return True
 
     def run_until_idle(self) -> None:

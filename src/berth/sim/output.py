@@ -208,7 +208,28 @@ def _generic_columns(namespaced: bool) -> Columns:
     return head, row
 
 
+def _reservation_columns(wide: bool) -> Columns:
+    """Koordinator's printer columns (a missing value prints as an empty cell, as kubectl does for CRDs)."""
+
+    def cell(value: object) -> str:
+        return "" if value is None else str(value)
+
+    def row(o: Mapping[str, Any], now: datetime) -> Row:
+        spec, status = o.get("spec") or {}, o.get("status") or {}
+        return [
+            (o.get("metadata") or {}).get("name", ""),
+            cell(status.get("phase")),
+            _age(o, now),
+            cell(status.get("nodeName")),
+            cell(spec.get("ttl")),
+            cell(spec.get("expires")),
+        ]
+
+    return ["NAME", "PHASE", "AGE", "NODE", "TTL", "EXPIRES"], row
+
+
 TABLES: dict[str, Callable[[bool], Columns]] = {
+    "Reservation": _reservation_columns,
     "Node": _node_columns,
     "Pod": _pod_columns,
     "Event": _event_columns,

@@ -4,6 +4,35 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
+Rows = npt.NDArray[np.int64]
+
+
+class Overlay:
+    """Request deltas on some node rows for one cycle: a per-resource delta array aligned with ``rows``.
+
+    ``rows`` must not repeat. Used to show a pod the cluster as it sees it (e.g. a reservation's
+    remainder freed for its owner) without copying the node table.
+    """
+
+    __slots__ = ("nonzero_cpu", "nonzero_memory", "pods", "requested", "rows")
+
+    def __init__(
+        self,
+        rows: Rows,
+        requested: dict[str, Rows],
+        nonzero_cpu: Rows | None = None,
+        nonzero_memory: Rows | None = None,
+        pods: Rows | None = None,
+    ) -> None:
+        self.rows = rows
+        self.requested = requested
+        self.nonzero_cpu = nonzero_cpu
+        self.nonzero_memory = nonzero_memory
+        self.pods = pods
+
 
 class CycleState:
     """Key/value data written by plugins during one scheduling cycle and discarded after it."""
@@ -14,8 +43,8 @@ class CycleState:
         self._data: dict[str, Any] = {}
         self.skip_filter: set[str] = set()
         self.skip_score: set[str] = set()
-        # per-node request deltas for this cycle only: (row, {resource: delta}, nonzero cpu, nonzero mem, pods)
-        self.overlay: list[tuple[int, dict[str, int], int, int, int]] = []
+        # request deltas for this cycle only, applied to the node table around Filter and Score
+        self.overlay: list[Overlay] = []
 
     def write(self, key: str, value: Any) -> None:
         """Store ``value`` under ``key``."""

@@ -15,6 +15,7 @@ import numpy.typing as npt
 
 from berth.api.resources import node_allocatable
 from berth.api.taints import Taint, parse_taints
+from berth.scheduler.framework.cycle_state import Overlay
 from berth.scheduler.framework.podinfo import PodInfo
 
 IntArray = npt.NDArray[np.int64]
@@ -256,16 +257,21 @@ class NodeTable:
                     ports.pop(p, None)
         self.generation += 1
 
-    def apply_overlay(self, overlay: list[tuple[int, dict[str, int], int, int, int]], sign: int = 1) -> None:
+    def apply_overlay(self, overlays: list[Overlay], sign: int = 1) -> None:
         """Add (sign 1) or take back (sign -1) a cycle's request deltas (see CycleState.overlay)."""
-        for row, deltas, nz_cpu, nz_mem, pods in overlay:
-            for r, d in deltas.items():
+        for ov in overlays:
+            rows = ov.rows
+            for r, d in ov.requested.items():
                 col = self.requested.get(r)
                 if col is not None:
-                    col[row] += sign * d
-            self.nonzero_cpu[row] += sign * nz_cpu
-            self.nonzero_memory[row] += sign * nz_mem
-            self.pod_count[row] += sign * pods
+                    col[rows] += d if sign > 0 else -d
+            for column, delta in (
+                (self.nonzero_cpu, ov.nonzero_cpu),
+                (self.nonzero_memory, ov.nonzero_memory),
+                (self.pod_count, ov.pods),
+            ):
+                if delta is not None:
+                    column[rows] += delta if sign > 0 else -delta
 
     # ----- views ---------------------------------------------------------------------------
     def info(self, i: int) -> NodeInfo:

@@ -220,6 +220,7 @@ class ReservationIndex:
         self.any_taints = False
         self.row_default: IntArray = np.zeros(0, dtype=np.int64)
         self.row_other: IntArray = np.zeros(0, dtype=np.int64)
+        self.unique_rows = True
 
     def mark_dirty(self) -> None:
         """The set of reservations (or their flags) changed."""
@@ -246,6 +247,7 @@ class ReservationIndex:
         self.position = {info.uid: k for k, info in enumerate(items)}
         n = len(items)
         self.rows = np.fromiter((table.index[i.node] for i in items), dtype=np.int64, count=n)
+        self.unique_rows = bool(np.unique(self.rows).size == n)
         groups: dict[str, int] = {}
         self.groups = []
         gid = np.zeros(n, dtype=np.int64)

@@ -27,9 +27,10 @@ from berth.api.reservation import (
 )
 from berth.api.taints import Taint, Toleration
 from berth.scheduler.framework.config import ConfigError
-from berth.scheduler.framework.cycle_state import CycleState
+from berth.scheduler.framework.cycle_state import CycleState, Overlay
 from berth.scheduler.framework.nodetable import IntArray, NodeInfo, NodeTable
 from berth.scheduler.framework.plugin import (
+    MAX_NODE_SCORE,
     ClusterEvent,
     Handle,
     PreFilterResult,
@@ -106,17 +107,25 @@ class ReservationArgs:
 
 
 class _PodState:
-    """What PreFilter worked out for one owner pod."""
+    """What PreFilter worked out for one owner pod: per node row, the nominated reservation and its score."""
 
-    __slots__ = ("affinity", "fit_reasons", "matched_rows", "nominee", "preferred_row", "score")
+    __slots__ = ("affinity", "fit_reasons", "matched_rows", "nominee_k", "preferred_row", "rows", "score")
 
     def __init__(self, affinity: ReservationAffinity | None) -> None:
         self.affinity = affinity
-        self.nominee: dict[int, ReservationInfo] = {}  # node row -> nominated reservation
-        self.score: dict[int, int] = {}
-        self.matched_rows: set[int] = set()
+        self.rows: IntArray = np.zeros(0, dtype=np.int64)  # sorted node rows with a nominee
+        self.nominee_k: IntArray = np.zeros(0, dtype=np.int64)  # reservation index per row
+        self.score: IntArray = np.zeros(0, dtype=np.int64)
+        self.matched_rows: IntArray = np.zeros(0, dtype=np.int64)
         self.fit_reasons: dict[int, tuple[str, ...]] = {}  # rows with matches but no fitting reservation
         self.preferred_row = -1
+
+    def nominee_at(self, row: int) -> int:
+        """Reservation index nominated on ``row`` (-1 if none)."""
+        j = int(np.searchsorted(self.rows, row))
+        if j < self.rows.size and int(self.rows[j]) == row:
+            return int(self.nominee_k[j])
+        return -1
 
 
 def _tolerated(taints: tuple[Taint, ...], tolerations: tuple[Toleration, ...]) -> bool:
@@ -167,6 +176,7 @@ class Reservation:
             info = infos.get(uid)
             if info is None:
                 info = infos[uid] = ReservationInfo(obj)
+                self._adopt_owners(info)
             else:
                 info.refresh(obj)
             self.index.mark_dirty()
@@ -202,6 +212,20 @@ class Reservation:
             info.owners[uid] = info.masked(PodInfo(pod).requests)
             self._usage_changed(info)
 
+    def _adopt_owners(self, info: ReservationInfo) -> None:
+        """Owners already bound on the node (e.g. pre-allocated pods annotated before the reservation updated)."""
+        table = self.handle.node_table()
+        row = table.index.get(info.node)
+        if row is None:
+            return
+        for p in table.pods[row].values():
+            if p.kind != "Pod" or p.uid in info.owners:
+                continue
+            ref = parse_allocated(p.obj)
+            phase = (p.obj.get("status") or {}).get("phase")
+            if ref is not None and ref[1] == info.uid and phase not in ("Succeeded", "Failed"):
+                info.owners[p.uid] = info.masked(p.requests)
+
     def _usage_changed(self, info: ReservationInfo) -> None:
         self.index.update_usage(info)
         self.handle.set_virtual_pod(info.virtual_pod(), info.node)
@@ -223,25 +247,22 @@ class Reservation:
             return Status(Code.ERROR, ("reservation is not active",))
         now = _now(client)
         info = ReservationInfo(current)
+        plan: dict[int, list[PodInfo]] = state.get(STATE_KEY + "/pre-allocation") or {}
+        taken = plan.get(self.handle.node_table().index.get(node_name, -1), [])
+        value = allocated_annotation_value(info.name, info.uid)
+        for p in taken:
+            client.patch(
+                POD_KEY,
+                p.namespace,
+                p.name,
+                {"metadata": {"annotations": {ANNOTATION_RESERVATION_ALLOCATED: value}}},
+            )
         status["allocatable"] = {r: format_resource(r, v) for r, v in sorted(info.allocatable.items())}
         status["nodeName"] = node_name
-        status["phase"] = "Available"
-        status["conditions"] = [
-            {
-                "type": "Scheduled",
-                "status": "True",
-                "reason": "Scheduled",
-                "lastProbeTime": now,
-                "lastTransitionTime": now,
-            },
-            {
-                "type": "Ready",
-                "status": "True",
-                "reason": "Available",
-                "lastProbeTime": now,
-                "lastTransitionTime": now,
-            },
-        ]
+        status["phase"] = "Waiting" if taken else "Available"
+        status["conditions"] = [_condition("Scheduled", "True", "Scheduled", now)]
+        if not taken:
+            status["conditions"].append(_condition("Ready", "True", "Available", now))
         client.update_status({**current, "status": status})
         self.handle.record_event(
             current, "Normal", "Scheduled", f"Successfully assigned {meta.get('name')} to {node_name}"
@@ -293,6 +314,9 @@ class Reservation:
     ) -> tuple[PreFilterResult | None, Status]:
         """Find the reservations this pod may allocate and nominate one per node."""
         if pod.kind == RESERVATION_KIND:
+            res = pod.extra.get("reservation") or {}
+            if (res.get("spec") or {}).get("preAllocation"):
+                self._plan_pre_allocation(pod, res, table, state)
             return None, Status()
         if is_reservation_ignored(pod.obj):
             return None, Status(Code.SKIP)
@@ -306,15 +330,81 @@ class Reservation:
         if matched.size:
             self._nominate(pod, ps, matched, table, state)
         if affinity is not None:
-            rows = ps.matched_rows
-            if not rows:
+            if ps.matched_rows.size == 0:
                 return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_AFFINITY,))
             state.write(STATE_KEY, ps)
-            return PreFilterResult(frozenset(table.names[r] for r in rows)), Status()
-        if not ps.nominee:
+            names = table.names
+            return PreFilterResult(frozenset(names[r] for r in ps.matched_rows.tolist())), Status()
+        if ps.rows.size == 0:
             return None, Status(Code.SKIP)
         state.write(STATE_KEY, ps)
         return None, Status()
+
+    def _plan_pre_allocation(
+        self, pod: PodInfo, res: Mapping[str, Any], table: NodeTable, state: CycleState
+    ) -> None:
+        """Per node, the running pods whose resources a pre-allocating reservation may take over.
+
+        Nodes with enough free capacity need none. Elsewhere candidates are taken by descending
+        pre-allocatable priority (then name): the first single pod that covers the shortfall, or with
+        ``enableMultiple`` as many as it takes. Chosen pods count as freed for this cycle (an overlay).
+        """
+        spec = res.get("spec") or {}
+        policy = spec.get("preAllocationPolicy") or {}
+        mode = policy.get("mode") or ("Cluster" if self.args.enable_cluster_mode else "Default")
+        multiple = bool(policy.get("enableMultiple"))
+        matcher = ReservationInfo(res).matcher if mode != "Cluster" else None
+        need = pod.requests
+        n = table.size
+        short = np.zeros(n, dtype=np.bool_)
+        for r, v in need.items():
+            short |= table.alloc(r) - table.req(r) < v
+        plan: dict[int, list[PodInfo]] = {}
+        label_key = self.args.cluster_label_key
+        prio_key = self.args.cluster_priority_annotation_key
+        for row in np.flatnonzero(short).tolist():
+            cands = []
+            for p in table.pods[row].values():
+                meta = p.obj.get("metadata") or {}
+                if p.kind != "Pod" or meta.get("deletionTimestamp"):
+                    continue
+                if ANNOTATION_RESERVATION_ALLOCATED in (meta.get("annotations") or {}):
+                    continue
+                ok = p.labels.get(label_key) == "true" if matcher is None else matcher.matches(p.obj)
+                if ok:
+                    cands.append((-_priority(p, prio_key), p.name, p))
+            if not cands:
+                continue
+            cands.sort(key=lambda c: (c[0], c[1]))
+            free = {r: int(table.alloc(r)[row] - table.req(r)[row]) for r in need}
+            chosen: list[PodInfo] = []
+            if multiple:
+                for _, _, p in cands:
+                    chosen.append(p)
+                    for r in free:
+                        free[r] += p.requests.get(r, 0)
+                    if all(free[r] >= v for r, v in need.items()):
+                        break
+                else:
+                    continue
+            else:
+                for _, _, p in cands:
+                    if all(free[r] + p.requests.get(r, 0) >= v for r, v in need.items()):
+                        chosen = [p]
+                        break
+                if not chosen:
+                    continue
+            plan[row] = chosen
+            one = np.asarray([row], dtype=np.int64)
+            state.overlay.append(
+                Overlay(
+                    one,
+                    {r: np.asarray([-sum(p.requests.get(r, 0) for p in chosen)]) for r in need},
+                    np.asarray([-sum(p.nonzero_cpu for p in chosen)]),
+                    np.asarray([-sum(p.nonzero_memory for p in chosen)]),
+                )
+            )
+        state.write(STATE_KEY + "/pre-allocation", plan)
 
     def _match(self, pod: PodInfo, affinity: ReservationAffinity | None, table: NodeTable) -> IntArray:
         """Indices of usable reservations whose owners, taints, affinity and exact-match admit the pod."""
@@ -378,38 +468,46 @@ class Reservation:
             cap = a[cand]
             used = index.used[r][cand] + req.get(r, 0)
             has = cap > 0
-            s = np.where(has & (used <= cap), 100 * used // np.where(has, cap, 1), 0)
-            total += s
+            total += np.where(has & (used <= cap), 100 * used // np.where(has, cap, 1), 0)
             weight += has
         score = np.where(weight > 0, total // np.maximum(weight, 1), 0)
-        order = index.order[cand]
-        order_key = np.where(order > 0, order, np.iinfo(np.int64).max)
-        # sort: by row, fitting first, smaller order, higher score, smaller name
-        sort = np.lexsort((index.name_rank[cand], -score, order_key, ~fits, rows))
-        ps.matched_rows = set(rows.tolist())
-        seen: set[int] = set()
-        best_order = np.iinfo(np.int64).max
-        overlay = state.overlay
-        for j in sort.tolist():
-            row = int(rows[j])
-            if row in seen:
-                continue
-            seen.add(row)
-            if not fits[j]:
-                ps.fit_reasons[row] = tuple(
-                    f"{REASON_PREFIX}Insufficient {r}" for r in sorted(set(restricted_fail.get(row, ())))
-                ) or (ERR_NO_FIT,)
-                continue
-            info = index.items[int(cand[j])]
-            ps.nominee[row] = info
-            ps.score[row] = int(score[j])
-            if info.order and info.order < best_order:
-                best_order = info.order
-                ps.preferred_row = row
-            vp = info.virtual_pod()
-            overlay.append(
-                (row, {r: -v for r, v in vp.requests.items()}, -vp.nonzero_cpu, -vp.nonzero_memory, -1)
+        if index.unique_rows:
+            pick = np.argsort(rows, kind="stable")
+        else:
+            order = index.order[cand]
+            order_key = np.where(order > 0, order, np.iinfo(np.int64).max)
+            # by row, fitting first, smaller order, higher score, smaller name; keep the first per row
+            pick = np.lexsort((index.name_rank[cand], -score, order_key, ~fits, rows))
+            srt = rows[pick]
+            pick = pick[np.concatenate(([True], srt[1:] != srt[:-1]))]
+        ps.matched_rows = rows[pick]
+        ok = fits[pick]
+        for j in np.flatnonzero(~ok).tolist():
+            row = int(rows[pick[j]])
+            ps.fit_reasons[row] = tuple(
+                f"{REASON_PREFIX}Insufficient {r}" for r in sorted(set(restricted_fail.get(row, ())))
+            ) or (ERR_NO_FIT,)
+        pick = pick[ok]
+        if pick.size == 0:
+            return
+        k = cand[pick]
+        ps.rows = rows[pick]
+        ps.nominee_k = k
+        ps.score = score[pick]
+        ordered = index.order[k]
+        if (ordered > 0).any():
+            masked = np.where(ordered > 0, ordered, np.iinfo(np.int64).max)
+            ps.preferred_row = int(ps.rows[int(np.argmin(masked))])
+        freed = {r: index.remainder(r)[k] for r in index.alloc if r != "pods"}
+        state.overlay.append(
+            Overlay(
+                ps.rows,
+                {r: -v for r, v in freed.items()},
+                -freed["cpu"] if "cpu" in freed else None,
+                -freed["memory"] if "memory" in freed else None,
+                np.full(k.size, -1, dtype=np.int64),
             )
+        )
 
     # ----- Filter ----------------------------------------------------------------------------
     def filter_nodes(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Verdicts:
@@ -421,8 +519,7 @@ class Reservation:
         if ps is None or ps.affinity is None:
             return Verdicts.all_pass(n)
         passed = np.zeros(n, dtype=np.bool_)
-        for row in ps.nominee:
-            passed[row] = True
+        passed[ps.rows] = True
         codes = np.zeros(n, dtype=np.int64)
         statuses = [Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_AFFINITY,))]
         seen: dict[tuple[str, ...], int] = {}
@@ -465,24 +562,34 @@ class Reservation:
 
     # ----- Score -----------------------------------------------------------------------------
     def pre_score(self, state: CycleState, pod: PodInfo, table: NodeTable, feasible: IntArray) -> Status:
-        """Skip reserve pods and pods without a nominated reservation."""
+        """Skip pods without a nominated reservation (and reserve pods unless preferNoPreAllocatedPods applies)."""
+        if pod.kind == RESERVATION_KIND:
+            plan = state.get(STATE_KEY + "/pre-allocation")
+            if plan and self.args.prefer_no_pre_allocated_pods:
+                return Status()
+            return Status(Code.SKIP)
         ps: _PodState | None = state.get(STATE_KEY)
-        if pod.kind == RESERVATION_KIND or ps is None or not ps.nominee:
+        if ps is None or ps.rows.size == 0:
             return Status(Code.SKIP)
         return Status()
 
     def score_nodes(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: IntArray) -> IntArray:
         """1000 for the node of the most preferred reservation order, else the nominee's MostAllocated score."""
-        ps: _PodState | None = state.get(STATE_KEY)
         out = np.zeros(len(idx), dtype=np.int64)
+        if pod.kind == RESERVATION_KIND:  # preferNoPreAllocatedPods: nodes that need no pre-allocation win
+            plan = state.get(STATE_KEY + "/pre-allocation") or {}
+            for j, row in enumerate(idx.tolist()):
+                out[j] = 0 if row in plan else MAX_NODE_SCORE
+            return out
+        ps: _PodState | None = state.get(STATE_KEY)
         if ps is None:
             return out
-        for j, row in enumerate(idx.tolist()):
-            if row == ps.preferred_row:
-                out[j] = MOST_PREFERRED_SCORE
-            else:
-                out[j] = ps.score.get(row, 0)
-        return out
+        by_row = np.zeros(table.size, dtype=np.int64)
+        by_row[ps.rows] = ps.score
+        if ps.preferred_row >= 0:
+            by_row[ps.preferred_row] = MOST_PREFERRED_SCORE
+        result: IntArray = by_row[idx]
+        return result
 
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
         """Per-node form of score_nodes."""
@@ -501,7 +608,8 @@ class Reservation:
         if ps is None:
             return Status()
         row = self.handle.node_table().index.get(node_name, -1)
-        info = ps.nominee.get(row)
+        k = ps.nominee_at(row)
+        info = self.index.items[k] if k >= 0 else None
         if info is None:
             if ps.affinity is not None:
                 return Status(Code.UNSCHEDULABLE, (ERR_AFFINITY,))
@@ -541,6 +649,14 @@ class Reservation:
         ]
 
 
+def _priority(pod: PodInfo, key: str) -> int:
+    raw = ((pod.obj.get("metadata") or {}).get("annotations") or {}).get(key)
+    try:
+        return int(raw) if raw is not None else 0
+    except ValueError:
+        return 0
+
+
 def _exact_match(requests: Mapping[str, int], allocatable: Mapping[str, int], names: tuple[str, ...]) -> bool:
     """Koordinator's ExactMatchReservation."""
     for rn in names:
@@ -550,6 +666,16 @@ def _exact_match(requests: Mapping[str, int], allocatable: Mapping[str, int], na
         if allocatable[rn] != requests[rn]:
             return False
     return True
+
+
+def _condition(type_: str, status: str, reason: str, now: str) -> dict[str, Any]:
+    return {
+        "type": type_,
+        "status": status,
+        "reason": reason,
+        "lastProbeTime": now,
+        "lastTransitionTime": now,
+    }
 
 
 def _now(client: Any) -> str:

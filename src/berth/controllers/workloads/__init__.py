@@ -1,0 +1,237 @@
+"""apps/v1 workload controllers (ReplicaSet, Deployment) for the simulator, as kube-controller-manager's.
+
+`WorkloadControllers` takes the store's watch events (`handle_event`), keeps an informer-style pod index,
+and runs each object's reconcile on a clock timer at the current time; pending reconciles are coalesced per
+object, so a burst of events reconciles once. Everything is single-threaded and never sleeps.
+
+It also garbage-collects what the controllers own: when a Deployment or ReplicaSet is deleted, the objects
+it controls are deleted too (background propagation; the store keeps no "orphan" choice to honour).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from berth.api.labels import LabelSelectorError, Selector, compile_label_selector
+from berth.clock import Clock, Timer
+from berth.controllers.workloads.common import (
+    DEPLOYMENT_KEY,
+    POD_KEY,
+    RS_KEY,
+    WorkloadStore,
+    controller_of,
+    is_pod_active,
+    parse_time,
+)
+from berth.controllers.workloads.deployment import DeploymentController
+from berth.controllers.workloads.hashing import compute_hash
+from berth.controllers.workloads.podindex import PodIndex
+from berth.controllers.workloads.replicaset import ReplicaSetController, pod_from_template
+from berth.store import NotFound, StoreError
+from berth.store.events import EventRecorder
+
+__all__ = [
+    "RECONCILE_PRIORITY",
+    "DeploymentController",
+    "ReplicaSetController",
+    "WorkloadControllers",
+    "compute_hash",
+    "pod_from_template",
+]
+
+RECONCILE_PRIORITY = 0
+"""Timer priority of a reconcile (lower runs first among timers due at the same time)."""
+
+_Key = tuple[str, str, str]  # (kind, namespace, name)
+
+
+class WorkloadControllers:
+    """The ReplicaSet and Deployment controllers, fed by store events and driven by clock timers."""
+
+    def __init__(
+        self,
+        store: WorkloadStore,
+        clock: Clock,
+        rs_events: EventRecorder | None = None,
+        deployment_events: EventRecorder | None = None,
+        *,
+        priority: int = RECONCILE_PRIORITY,
+    ) -> None:
+        """Create both controllers over `store`; events go through the given recorders (default: unbuffered
+        recorders for "replicaset-controller" and "deployment-controller"). Objects already in the store
+        are indexed and queued once."""
+        self.store = store
+        self.clock = clock
+        self.priority = priority
+        epoch = parse_time(store.timestamp(0.0)) or 0.0
+        self._epoch = epoch
+        self.pods = PodIndex()
+        self.replicasets = ReplicaSetController(
+            store,
+            self.pods,
+            rs_events or EventRecorder(store, component="replicaset-controller"),
+            self._now,
+            lambda ns, name, delay: self._enqueue_after(("ReplicaSet", ns, name), delay),
+        )
+        self.deployments = DeploymentController(
+            store,
+            self.pods,
+            deployment_events or EventRecorder(store, component="deployment-controller"),
+            self._now,
+            lambda ns, name, delay: self._enqueue_after(("Deployment", ns, name), delay),
+        )
+        self._pending: dict[_Key, Timer] = {}
+        self._later: dict[_Key, Timer] = {}
+        self._selectors: dict[str, tuple[object, Selector | None]] = {}
+        for pod in store.list(POD_KEY)[0]:
+            self.pods.upsert(pod)
+        for key, kind in ((RS_KEY, "ReplicaSet"), (DEPLOYMENT_KEY, "Deployment")):
+            for obj in store.list(key)[0]:
+                meta = obj["metadata"]
+                self._enqueue((kind, meta.get("namespace", ""), meta["name"]))
+
+    def _now(self) -> float:
+        return self._epoch + self.clock.now()
+
+    # ----- queueing ---------------------------------------------------------------------------
+    def _enqueue(self, key: _Key) -> None:
+        if key in self._pending:
+            return
+        self._pending[key] = self.clock.call_at(self.clock.now(), lambda: self._run(key), self.priority)
+
+    def _enqueue_after(self, key: _Key, delay: float) -> None:
+        when = self.clock.now() + delay
+        timer = self._later.get(key)
+        if timer is not None and timer.active:
+            if timer.when <= when:
+                return
+            timer.cancel()
+
+        def fire() -> None:
+            self._later.pop(key, None)
+            self._enqueue(key)
+
+        self._later[key] = self.clock.call_at(when, fire, self.priority)
+
+    def _run(self, key: _Key) -> None:
+        self._pending.pop(key, None)
+        kind, ns, name = key
+        if kind == "ReplicaSet":
+            self.replicasets.sync(ns, name)
+        else:
+            self.deployments.sync(ns, name)
+
+    def pending(self) -> int:
+        """Number of reconciles waiting to run now."""
+        return len(self._pending)
+
+    # ----- events -----------------------------------------------------------------------------
+    def handle_event(self, type_: str, obj: Mapping[str, Any]) -> None:
+        """React to an ADDED/MODIFIED/DELETED event of a Pod, ReplicaSet or Deployment (others are ignored)."""
+        kind = obj.get("kind")
+        if kind == "Pod":
+            self._on_pod(type_, obj)
+        elif kind == "ReplicaSet":
+            self._on_replica_set(type_, obj)
+        elif kind == "Deployment":
+            self._on_deployment(type_, obj)
+
+    def _on_pod(self, type_: str, pod: Mapping[str, Any]) -> None:
+        meta = pod["metadata"]
+        ns = meta.get("namespace", "")
+        ref = controller_of(pod)
+        if type_ == "DELETED":
+            self.pods.remove(pod)
+            if ref is not None and ref.get("kind") == "ReplicaSet":
+                self._enqueue(("ReplicaSet", ns, ref["name"]))
+                self._enqueue_owner_of_rs(ns, ref["name"])
+            return
+        previous = self.pods.upsert(pod)
+        if previous is not None:
+            self._enqueue_rs_by_uid(ns, previous)
+        if ref is not None:
+            if ref.get("kind") == "ReplicaSet":
+                self._enqueue(("ReplicaSet", ns, ref["name"]))
+            return
+        if not is_pod_active(pod):
+            return
+        labels = meta.get("labels") or {}
+        for rs in self.store.list(RS_KEY, ns)[0]:
+            sel = self._selector(rs)
+            if sel is not None and not sel.is_everything() and sel.matches(labels):
+                self._enqueue(("ReplicaSet", ns, rs["metadata"]["name"]))
+
+    def _on_replica_set(self, type_: str, rs: Mapping[str, Any]) -> None:
+        meta = rs["metadata"]
+        ns, name = meta.get("namespace", ""), meta["name"]
+        ref = controller_of(rs)
+        if type_ == "DELETED":
+            self._selectors.pop(meta.get("uid", ""), None)
+            for pod in self.pods.owned_by(meta.get("uid", "")):
+                self._collect(POD_KEY, pod)
+        else:
+            self._enqueue(("ReplicaSet", ns, name))
+        if ref is not None:
+            if ref.get("kind") == "Deployment":
+                self._enqueue(("Deployment", ns, ref["name"]))
+            return
+        labels = meta.get("labels") or {}
+        for d in self.store.list(DEPLOYMENT_KEY, ns)[0]:
+            sel = self._selector(d)
+            if sel is not None and not sel.is_everything() and sel.matches(labels):
+                self._enqueue(("Deployment", ns, d["metadata"]["name"]))
+
+    def _on_deployment(self, type_: str, d: Mapping[str, Any]) -> None:
+        meta = d["metadata"]
+        ns, name = meta.get("namespace", ""), meta["name"]
+        if type_ != "DELETED":
+            self._enqueue(("Deployment", ns, name))
+            return
+        self._selectors.pop(meta.get("uid", ""), None)
+        uid = meta.get("uid")
+        for rs in self.store.list(RS_KEY, ns)[0]:
+            ref = controller_of(rs)
+            if ref is not None and ref.get("uid") == uid:
+                self._collect(RS_KEY, rs)
+
+    # ----- helpers ----------------------------------------------------------------------------
+    def _selector(self, obj: Mapping[str, Any]) -> Selector | None:
+        """The compiled spec.selector of a ReplicaSet/Deployment (cached per uid and selector value)."""
+        meta = obj["metadata"]
+        raw = (obj.get("spec") or {}).get("selector")
+        cached = self._selectors.get(meta.get("uid", ""))
+        if cached is not None and cached[0] == raw:
+            return cached[1]
+        try:
+            sel: Selector | None = compile_label_selector(raw)
+        except LabelSelectorError:
+            sel = None
+        self._selectors[meta.get("uid", "")] = (raw, sel)
+        return sel
+
+    def _enqueue_rs_by_uid(self, ns: str, uid: str) -> None:
+        for rs in self.store.list(RS_KEY, ns)[0]:
+            if rs["metadata"].get("uid") == uid:
+                self._enqueue(("ReplicaSet", ns, rs["metadata"]["name"]))
+                return
+
+    def _enqueue_owner_of_rs(self, ns: str, name: str) -> None:
+        try:
+            rs = self.store.get(RS_KEY, ns, name)
+        except NotFound:
+            return
+        ref = controller_of(rs)
+        if ref is not None and ref.get("kind") == "Deployment":
+            self._enqueue(("Deployment", ns, ref["name"]))
+
+    def _collect(self, key: tuple[str, str], obj: Mapping[str, Any]) -> None:
+        """Garbage-collect a dependent of a deleted owner."""
+        meta = obj["metadata"]
+        if meta.get("deletionTimestamp"):
+            return
+        try:
+            self.store.delete(key, meta.get("namespace", ""), meta["name"])
+        except StoreError:
+            pass
+

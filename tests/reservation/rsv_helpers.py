@@ -1,0 +1,202 @@
+"""Builders and readers shared by the Reservation scheduling acceptance tests."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from berth.api.manifest import Manifest
+from berth.sim.engine import Simulation
+
+RESERVATION_API = "scheduling.koordinator.sh/v1alpha1"
+ALLOCATED = "scheduling.koordinator.sh/reservation-allocated"
+AFFINITY = "scheduling.koordinator.sh/reservation-affinity"
+IGNORED = "scheduling.koordinator.sh/reservation-ignored"
+EXACT = "scheduling.koordinator.sh/exact-match-reservation"
+ORDER = "scheduling.koordinator.sh/reservation-order"
+RESTRICTED_OPTIONS = "scheduling.koordinator.sh/reservation-restricted-options"
+KOORD = "koord-scheduler"
+
+Obj = dict[str, Any]
+
+
+def node(name: str, cpu: str = "4", memory: str = "8Gi", *, labels: dict[str, str] | None = None) -> Obj:
+    """A Node with the given allocatable (and 110 pods)."""
+    res = {"cpu": cpu, "memory": memory, "pods": "110"}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, **(labels or {})}},
+        "status": {"capacity": dict(res), "allocatable": dict(res)},
+    }
+
+
+def container(cpu: str, memory: str, ports: Sequence[int] = ()) -> Obj:
+    """One container requesting cpu/memory (and host ports)."""
+    c: Obj = {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": cpu, "memory": memory}}}
+    if ports:
+        c["ports"] = [{"containerPort": p, "hostPort": p, "protocol": "TCP"} for p in ports]
+    return c
+
+
+def pod(
+    name: str,
+    cpu: str = "1",
+    memory: str = "1Gi",
+    *,
+    labels: dict[str, str] | None = None,
+    annotations: dict[str, str] | None = None,
+    affinity: dict[str, Any] | None = None,
+    node_name: str | None = None,
+    tolerations: list[Obj] | None = None,
+    owner_refs: list[Obj] | None = None,
+    ports: Sequence[int] = (),
+    namespace: str = "default",
+    scheduler: str = KOORD,
+) -> Obj:
+    """A Pod for koord-scheduler; ``affinity`` becomes the reservation-affinity annotation."""
+    meta: Obj = {"name": name, "namespace": namespace}
+    if labels:
+        meta["labels"] = dict(labels)
+    ann = dict(annotations or {})
+    if affinity is not None:
+        ann[AFFINITY] = json.dumps(affinity)
+    if ann:
+        meta["annotations"] = ann
+    if owner_refs:
+        meta["ownerReferences"] = owner_refs
+    spec: Obj = {"schedulerName": scheduler, "containers": [container(cpu, memory, ports)]}
+    if node_name:
+        spec["nodeName"] = node_name
+    if tolerations:
+        spec["tolerations"] = tolerations
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
+
+
+def reservation(
+    name: str,
+    cpu: str = "2",
+    memory: str = "2Gi",
+    *,
+    owners: list[Obj] | None = None,
+    node_name: str | None = None,
+    allocate_once: bool | None = None,
+    policy: str | None = None,
+    labels: dict[str, str] | None = None,
+    annotations: dict[str, str] | None = None,
+    taints: list[Obj] | None = None,
+    unschedulable: bool | None = None,
+    ports: Sequence[int] = (),
+    scheduler: str = KOORD,
+) -> Obj:
+    """A Reservation whose template requests cpu/memory; owners default to pods labelled ``app: a``."""
+    tspec: Obj = {"schedulerName": scheduler, "containers": [container(cpu, memory, ports)]}
+    if node_name:
+        tspec["nodeName"] = node_name
+    spec: Obj = {
+        "template": {"metadata": {"namespace": "default"}, "spec": tspec},
+        "owners": owners if owners is not None else [{"labelSelector": {"matchLabels": {"app": "a"}}}],
+        "ttl": "1h",
+    }
+    if allocate_once is not None:
+        spec["allocateOnce"] = allocate_once
+    if policy is not None:
+        spec["allocatePolicy"] = policy
+    if taints is not None:
+        spec["taints"] = taints
+    if unschedulable is not None:
+        spec["unschedulable"] = unschedulable
+    meta: Obj = {"name": name}
+    if labels:
+        meta["labels"] = dict(labels)
+    if annotations:
+        meta["annotations"] = dict(annotations)
+    return {"apiVersion": RESERVATION_API, "kind": "Reservation", "metadata": meta, "spec": spec}
+
+
+def ref(kind: str, name: str, namespace: str = "") -> Obj:
+    """An object reference for a Scenario delete/patch."""
+    api = RESERVATION_API if kind == "Reservation" else "v1"
+    out: Obj = {"apiVersion": api, "kind": kind, "name": name}
+    if namespace:
+        out["namespace"] = namespace
+    return out
+
+
+def scenario(steps: list[Obj]) -> Obj:
+    """A Berth Scenario with the given steps."""
+    return {
+        "apiVersion": "berth.dev/v1alpha1",
+        "kind": "Scenario",
+        "metadata": {"name": "reservation-test"},
+        "spec": {"steps": steps},
+    }
+
+
+def simulate(
+    *phases: Sequence[Obj], seed: int = 0, steps: Sequence[Obj] = (), until: float = 60.0
+) -> Simulation:
+    """Run a simulation: phase k's objects are created at k seconds; extra Scenario ``steps`` are added."""
+    manifests = [Manifest(o, "test") for o in phases[0]] if phases else []
+    all_steps = [{"at": f"{k}s", "create": list(objs)} for k, objs in enumerate(phases) if k > 0 and objs]
+    all_steps.extend(steps)
+    if all_steps:
+        manifests.append(Manifest(scenario(all_steps), "test"))
+    sim = Simulation(seed=seed)
+    sim.run_manifests(manifests, until=until)
+    return sim
+
+
+def get(sim: Simulation, kind: str, name: str) -> Obj:
+    """The stored object of ``kind`` named ``name`` (any namespace)."""
+    for o in sim.objects():
+        if o["kind"] == kind and o["metadata"]["name"] == name:
+            return o
+    raise KeyError(f"{kind} {name} not found")
+
+
+def find(sim: Simulation, kind: str, name: str) -> Obj | None:
+    """Like get, but None when absent."""
+    try:
+        return get(sim, kind, name)
+    except KeyError:
+        return None
+
+
+def node_of(sim: Simulation, name: str) -> str | None:
+    """The node a pod is bound to (None when Pending)."""
+    return get(sim, "Pod", name)["spec"].get("nodeName")
+
+
+def allocated_to(sim: Simulation, pod_name: str) -> str | None:
+    """The reservation name in the pod's reservation-allocated annotation (None without it)."""
+    raw = (get(sim, "Pod", pod_name)["metadata"].get("annotations") or {}).get(ALLOCATED)
+    return None if raw is None else str(json.loads(raw)["name"])
+
+
+def pod_message(sim: Simulation, name: str) -> str | None:
+    """The PodScheduled=False message of a pending pod (None when there is none)."""
+    for c in get(sim, "Pod", name).get("status", {}).get("conditions") or []:
+        if c["type"] == "PodScheduled" and c["status"] == "False":
+            return str(c["message"])
+    return None
+
+
+def rsv_status(sim: Simulation, name: str) -> Obj:
+    """A reservation's status."""
+    return dict(get(sim, "Reservation", name).get("status") or {})
+
+
+def placement(sim: Simulation, name: str) -> tuple[str | None, str | None]:
+    """(node, reservation allocated) of a pod."""
+    return node_of(sim, name), allocated_to(sim, name)
+
+
+def events(sim: Simulation, involved: str) -> list[tuple[str, str, str]]:
+    """(type, reason, message) of the events about an object, in store order."""
+    return [
+        (e["type"], e["reason"], e["message"])
+        for e in sim.objects()
+        if e["kind"] == "Event" and e["involvedObject"]["name"] == involved
+    ]
