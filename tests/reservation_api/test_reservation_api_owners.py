@@ -140,3 +140,7 @@ def test_bad_label_selector_names_the_owner() -> None:
 def test_object_owners_are_ored(names: list[str], target: str) -> None:
     matcher = compile_owners([{"object": {"name": n}} for n in names])
     assert matcher.matches(pod(name=target)) is (target in names)
+
+
+def test_malformed_owner_entries_match_nothing() -> None:
+    assert compile_owners(["not-an-object"]).matches(pod()) is False  # type: ignore[list-item]

@@ -333,7 +333,18 @@ def test_node_deletion_fails_and_collects_at_once(sim: Simulation) -> None:
 
 def test_reservation_bound_to_a_missing_node_fails(sim: Simulation) -> None:
     sim.store.create(reservation())
-    make_available(sim, node_name="ghost")
+    sim.run_until_idle()
+    phases: list[tuple[str, str | None]] = []
+    sim.store.subscribe(lambda ev: phases.append((ev.type, (ev.object.get("status") or {}).get("phase"))))
+    sim.store.patch(
+        RESERVATION_KEY,
+        "",
+        "r1",
+        {"status": {"phase": "Available", "nodeName": "ghost"}},
+        subresource="status",
+    )
+    sim.run_until_idle()
+    assert phases == [("MODIFIED", "Available"), ("MODIFIED", "Failed"), ("DELETED", "Failed")]
     assert not exists(sim)
 
 

@@ -204,6 +204,10 @@ def _always(pod: Mapping[str, Any]) -> bool:
     return True
 
 
+def _never(pod: Mapping[str, Any]) -> bool:
+    return False
+
+
 def _owner_predicate(index: int, owner: Mapping[str, Any]) -> _PodPredicate:
     """One owner: its object, controller and labelSelector parts ANDed (absent parts match everything)."""
     parts: list[_PodPredicate] = []
@@ -287,7 +291,7 @@ def compile_owners(owners: Sequence[Mapping[str, Any]] | None) -> OwnerMatcher:
     preds: tuple[_PodPredicate, ...] = ()
     if owners:
         preds = tuple(
-            _owner_predicate(i, o if isinstance(o, Mapping) else _EMPTY) for i, o in enumerate(owners)
+            _owner_predicate(i, o) if isinstance(o, Mapping) else _never for i, o in enumerate(owners)
         )
     matcher = OwnerMatcher(signature, preds)
     if len(_OWNER_CACHE) >= _OWNER_CACHE_MAX:

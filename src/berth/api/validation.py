@@ -592,3 +592,134 @@ def _validate_reservation(obj: Mapping[str, Any], ctx: Context) -> None:
 
 
 register_validator("scheduling.koordinator.sh", "Reservation", _validate_reservation)
+
+
+# -- apps/v1 ReplicaSet, Deployment -------------------------------------------------------------
+
+_PERCENT_MSG = (
+    "a valid percent string must be a numeric string followed by an ending '%' "
+    "(e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')"
+)
+
+
+def _go_string_map(value: object) -> str:
+    """A label map as Go's ``%#v`` prints it: ``map[string]string{"a":"b", "c":"d"}`` (keys sorted)."""
+    if not isinstance(value, Mapping):
+        return "map[string]string(nil)"
+    items = ", ".join(f"{json.dumps(k)}:{json.dumps(v)}" for k, v in sorted(value.items()))
+    return f"map[string]string{{{items}}}"
+
+
+def _non_negative(path: str, value: object, ctx: Context) -> None:
+    if value is None:
+        return
+    if type(value) is not int:
+        ctx.invalid(path, value, "must be an integer")
+    if value < 0:
+        ctx.invalid(path, value, "must be greater than or equal to 0")
+
+
+def _validate_workload_template(spec: Mapping[str, Any], ctx: Context) -> None:
+    """Selector (required, non-empty, matching the template labels) and the pod template."""
+    from berth.api.labels import LabelSelectorError, compile_label_selector
+
+    raw = spec.get("selector")
+    if raw is None:
+        ctx.required("spec.selector")
+    sel_map = ctx.mapping("spec.selector", raw)
+    try:
+        selector = compile_label_selector(sel_map)
+    except LabelSelectorError as e:
+        ctx.invalid(f"spec.selector.{e.path}" if e.path else "spec.selector", e.value, e.message)
+    if not sel_map.get("matchLabels") and not sel_map.get("matchExpressions"):
+        ctx.invalid("spec.selector", sel_map, "empty selector is invalid for deployment")
+    template = ctx.mapping("spec.template", spec.get("template"))
+    tmeta = ctx.mapping("spec.template.metadata", template.get("metadata"))
+    labels = tmeta.get("labels")
+    if not selector.matches(labels if isinstance(labels, Mapping) else {}):
+        ctx.fail(
+            "spec.template.metadata.labels",
+            labels,
+            f"Invalid value: {_go_string_map(labels)}: `selector` does not match template `labels`",
+        )
+    if labels is not None:
+        ctx.label_map("spec.template.metadata.labels", labels)
+    for k, v in ctx.mapping("spec.template.metadata.annotations", tmeta.get("annotations")).items():
+        if not isinstance(v, str):
+            ctx.invalid(f"spec.template.metadata.annotations[{k}]", v, "must be a string")
+    pod_spec = template.get("spec")
+    validate_pod_spec("spec.template.spec", pod_spec, ctx)
+    pod_spec = ctx.mapping("spec.template.spec", pod_spec)
+    restart = pod_spec.get("restartPolicy")
+    if restart is not None and restart != "Always":
+        ctx.not_supported("spec.template.spec.restartPolicy", restart, ("Always",))
+    if pod_spec.get("activeDeadlineSeconds") is not None:
+        ctx.invalid(
+            "spec.template.spec.activeDeadlineSeconds",
+            pod_spec.get("activeDeadlineSeconds"),
+            "activeDeadlineSeconds in ReplicaSet is not Supported",
+        )
+
+
+def _validate_replica_set(obj: Mapping[str, Any], ctx: Context) -> None:
+    spec = ctx.mapping("spec", obj.get("spec"))
+    _non_negative("spec.replicas", spec.get("replicas"), ctx)
+    _non_negative("spec.minReadySeconds", spec.get("minReadySeconds"), ctx)
+    _validate_workload_template(spec, ctx)
+
+
+def _int_or_percent(path: str, value: object, ctx: Context) -> int | None:
+    """Validate an IntOrString that must be >= 0 / a percent; returns the number (None when absent)."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        if not value.endswith("%") or not value[:-1].isdigit():
+            ctx.invalid(path, value, _PERCENT_MSG)
+        return int(value[:-1])
+    if type(value) is not int:
+        ctx.invalid(path, value, "must be an integer or percentage (e.g '5%')")
+    _non_negative(path, value, ctx)
+    return value
+
+
+def _validate_strategy(spec: Mapping[str, Any], ctx: Context) -> None:
+    strategy = ctx.mapping("spec.strategy", spec.get("strategy"))
+    kind = strategy.get("type", "RollingUpdate")
+    rolling = strategy.get("rollingUpdate")
+    if kind == "Recreate":
+        if rolling is not None:
+            ctx.forbidden(
+                "spec.strategy.rollingUpdate", "may not be specified when strategy `type` is 'Recreate'"
+            )
+    elif kind == "RollingUpdate":
+        ru = ctx.mapping("spec.strategy.rollingUpdate", rolling)
+        path = "spec.strategy.rollingUpdate"
+        unavailable = _int_or_percent(f"{path}.maxUnavailable", ru.get("maxUnavailable", "25%"), ctx)
+        surge = _int_or_percent(f"{path}.maxSurge", ru.get("maxSurge", "25%"), ctx)
+        if unavailable == 0 and surge == 0:
+            ctx.invalid(
+                f"{path}.maxUnavailable", ru.get("maxUnavailable"), "may not be 0 when `maxSurge` is 0"
+            )
+        mu = ru.get("maxUnavailable")
+        if isinstance(mu, str) and unavailable is not None and unavailable > 100:
+            ctx.invalid(f"{path}.maxUnavailable", mu, "must not be greater than 100%")
+    else:
+        ctx.not_supported("spec.strategy", kind, ("Recreate", "RollingUpdate"))
+
+
+def _validate_deployment(obj: Mapping[str, Any], ctx: Context) -> None:
+    spec = ctx.mapping("spec", obj.get("spec"))
+    _non_negative("spec.replicas", spec.get("replicas"), ctx)
+    _validate_workload_template(spec, ctx)
+    _validate_strategy(spec, ctx)
+    _non_negative("spec.minReadySeconds", spec.get("minReadySeconds"), ctx)
+    _non_negative("spec.revisionHistoryLimit", spec.get("revisionHistoryLimit"), ctx)
+    pds = spec.get("progressDeadlineSeconds")
+    if pds is not None:
+        _non_negative("spec.progressDeadlineSeconds", pds, ctx)
+        if pds <= (spec.get("minReadySeconds") or 0):
+            ctx.invalid("spec.progressDeadlineSeconds", pds, "must be greater than minReadySeconds")
+
+
+register_validator("apps", "ReplicaSet", _validate_replica_set)
+register_validator("apps", "Deployment", _validate_deployment)

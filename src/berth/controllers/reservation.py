@@ -23,8 +23,11 @@ from berth.api.errors import InvalidObjectError
 from berth.api.quantity import format_resource, resource_amount
 from berth.api.reservation import (
     CONDITION_READY,
+    PHASE_AVAILABLE,
     PHASE_FAILED,
     PHASE_SUCCEEDED,
+    PHASE_WAITING,
+    REASON_AVAILABLE,
     REASON_EXPIRED,
     REASON_SUCCEEDED,
     RESERVATION_GROUP,
@@ -241,9 +244,22 @@ class ReservationController:
             ]
         else:
             new_status.pop("currentOwners", None)
-        if is_allocate_once(r):
+        if status.get("phase") == PHASE_WAITING:
+            # pre-allocation: the owners so far are the running pods it took over; once they are all gone
+            # the freed resources are the reservation's and it becomes Available
+            if not owners:
+                self._set_available(new_status)
+        elif is_allocate_once(r):
             self._set_succeeded(new_status)
         self._write(r, new_status)
+
+    def _set_available(self, status: dict[str, Any]) -> None:
+        """Waiting → Available with condition Ready=True/Available."""
+        now = self.store.timestamp()
+        status["phase"] = PHASE_AVAILABLE
+        conditions = [dict(c) for c in status.get("conditions") or [] if c.get("type") != CONDITION_READY]
+        conditions.append(_condition(CONDITION_READY, "True", REASON_AVAILABLE, now))
+        status["conditions"] = conditions
 
     def _deadline(self, r: Mapping[str, Any]) -> float | None:
         created = (r.get("metadata") or {}).get("creationTimestamp")

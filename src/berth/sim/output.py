@@ -228,7 +228,73 @@ def _reservation_columns(wide: bool) -> Columns:
     return ["NAME", "PHASE", "AGE", "NODE", "TTL", "EXPIRES"], row
 
 
+def _format_selector(sel: Mapping[str, Any] | None) -> str:
+    """metav1.FormatLabelSelector: requirements sorted by key, "<none>" when empty."""
+    sel = sel or {}
+    reqs = [(k, f"{k}={v}") for k, v in (sel.get("matchLabels") or {}).items()]
+    ops = {"In": "in", "NotIn": "notin"}
+    for e in sel.get("matchExpressions") or ():
+        key, op = e.get("key", ""), e.get("operator", "")
+        if op in ops:
+            reqs.append((key, f"{key} {ops[op]} ({','.join(sorted(e.get('values') or ()))})"))
+        else:
+            reqs.append((key, key if op == "Exists" else f"!{key}"))
+    return ",".join(r for _, r in sorted(reqs, key=lambda kr: kr[0])) or "<none>"
+
+
+def _workload_wide(o: Mapping[str, Any]) -> Row:
+    spec = o.get("spec") or {}
+    containers = ((spec.get("template") or {}).get("spec") or {}).get("containers") or []
+    return [
+        ",".join(str(c.get("name", "")) for c in containers),
+        ",".join(str(c.get("image", "")) for c in containers),
+        _format_selector(spec.get("selector")),
+    ]
+
+
+def _rs_columns(wide: bool) -> Columns:
+    head = ["NAMESPACE", "NAME", "DESIRED", "CURRENT", "READY", "AGE"]
+    if wide:
+        head += ["CONTAINERS", "IMAGES", "SELECTOR"]
+
+    def row(o: Mapping[str, Any], now: datetime) -> Row:
+        meta, spec, status = o.get("metadata") or {}, o.get("spec") or {}, o.get("status") or {}
+        r = [
+            meta.get("namespace", ""),
+            meta.get("name", ""),
+            str(spec.get("replicas", 1)),
+            str(status.get("replicas", 0)),
+            str(status.get("readyReplicas", 0)),
+            _age(o, now),
+        ]
+        return r + _workload_wide(o) if wide else r
+
+    return head, row
+
+
+def _deployment_columns(wide: bool) -> Columns:
+    head = ["NAMESPACE", "NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"]
+    if wide:
+        head += ["CONTAINERS", "IMAGES", "SELECTOR"]
+
+    def row(o: Mapping[str, Any], now: datetime) -> Row:
+        meta, spec, status = o.get("metadata") or {}, o.get("spec") or {}, o.get("status") or {}
+        r = [
+            meta.get("namespace", ""),
+            meta.get("name", ""),
+            f"{status.get('readyReplicas', 0)}/{spec.get('replicas', 1)}",
+            str(status.get("updatedReplicas", 0)),
+            str(status.get("availableReplicas", 0)),
+            _age(o, now),
+        ]
+        return r + _workload_wide(o) if wide else r
+
+    return head, row
+
+
 TABLES: dict[str, Callable[[bool], Columns]] = {
+    "ReplicaSet": _rs_columns,
+    "Deployment": _deployment_columns,
     "Reservation": _reservation_columns,
     "Node": _node_columns,
     "Pod": _pod_columns,

@@ -10,6 +10,7 @@ it controls are deleted too (background propagation; the store keeps no "orphan"
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -40,7 +41,7 @@ __all__ = [
     "pod_from_template",
 ]
 
-RECONCILE_PRIORITY = 0
+RECONCILE_PRIORITY = 10
 """Timer priority of a reconcile (lower runs first among timers due at the same time)."""
 
 _Key = tuple[str, str, str]  # (kind, namespace, name)
@@ -230,8 +231,5 @@ class WorkloadControllers:
         meta = obj["metadata"]
         if meta.get("deletionTimestamp"):
             return
-        try:
+        with contextlib.suppress(StoreError):
             self.store.delete(key, meta.get("namespace", ""), meta["name"])
-        except StoreError:
-            pass
-

@@ -49,6 +49,10 @@ class WorkloadStore(Store, Protocol):
         """RFC 3339 (whole seconds, UTC) of clock time ``at`` (default: now)."""
         ...
 
+    def now_nanos(self) -> int:
+        """Nanoseconds since the Unix epoch at the clock's current time (for Event names)."""
+        ...
+
 
 def controller_ref(owner: Mapping[str, Any]) -> Obj:
     """metav1.NewControllerRef: the ownerReference a controller puts on the objects it creates."""

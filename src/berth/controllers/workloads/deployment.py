@@ -10,6 +10,7 @@ Events: ``ScalingReplicaSet`` ("Scaled up replica set x from 0 to 3", "Scaled do
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -98,7 +99,10 @@ class DeploymentController:
         sel = spec.get("selector") or {}
         if not sel.get("matchLabels") and not sel.get("matchExpressions"):
             self.recorder.event(
-                d, "Warning", "SelectingAll", "This deployment is selecting all pods. A non-empty selector is required."
+                d,
+                "Warning",
+                "SelectingAll",
+                "This deployment is selecting all pods. A non-empty selector is required.",
             )
             status = dict(d.get("status") or {})
             if int(status.get("observedGeneration") or 0) < int(d["metadata"].get("generation") or 0):
@@ -164,7 +168,11 @@ class DeploymentController:
         """getAllReplicaSetsAndSyncRevision: (new ReplicaSet or None, every old ReplicaSet)."""
         template = (self.d.get("spec") or {}).get("template") or {}
         existing = next(
-            (rs for rs in ro.by_creation(rs_list) if ro.equal_ignore_hash((rs.get("spec") or {}).get("template") or {}, template)),
+            (
+                rs
+                for rs in ro.by_creation(rs_list)
+                if ro.equal_ignore_hash((rs.get("spec") or {}).get("template") or {}, template)
+            ),
             None,
         )
         old = [rs for rs in rs_list if rs is not existing]
@@ -192,7 +200,11 @@ class DeploymentController:
         needs = self._set_deployment_revision(new_revision)
         if self._has_progress_deadline() and _condition(status, "Progressing") is None:
             self._set_condition(
-                status, "Progressing", "True", "FoundNewReplicaSet", f'Found new replica set "{rs["metadata"]["name"]}"'
+                status,
+                "Progressing",
+                "True",
+                "FoundNewReplicaSet",
+                f'Found new replica set "{rs["metadata"]["name"]}"',
             )
             needs = True
         if needs:
@@ -244,7 +256,11 @@ class DeploymentController:
             created = self.store.get(RS_KEY, meta.get("namespace", ""), name)
             ref = controller_of(created)
             tmpl = (created.get("spec") or {}).get("template") or {}
-            if ref is None or ref.get("uid") != meta["uid"] or not ro.equal_ignore_hash(spec.get("template") or {}, tmpl):
+            if (
+                ref is None
+                or ref.get("uid") != meta["uid"]
+                or not ro.equal_ignore_hash(spec.get("template") or {}, tmpl)
+            ):
                 status["collisionCount"] = int(collision or 0) + 1
                 self._write_status(status)
                 raise _Retry from None
@@ -253,17 +269,19 @@ class DeploymentController:
             msg = f'Failed to create new replica set "{name}": {e}'
             if self._has_progress_deadline():
                 self._set_condition(status, "Progressing", "False", "ReplicaSetCreateError", msg)
-                try:
+                with contextlib.suppress(StoreError):
                     self._write_status(status)
-                except StoreError:
-                    pass
             self.recorder.event(d, "Warning", "ReplicaSetCreateError", msg)
             raise
         if not already and count > 0:
-            self.recorder.event(d, "Normal", "ScalingReplicaSet", f"Scaled up replica set {name} from 0 to {count}")
+            self.recorder.event(
+                d, "Normal", "ScalingReplicaSet", f"Scaled up replica set {name} from 0 to {count}"
+            )
         needs = self._set_deployment_revision(new_revision)
         if not already and self._has_progress_deadline():
-            self._set_condition(status, "Progressing", "True", "NewReplicaSetCreated", f'Created new replica set "{name}"')
+            self._set_condition(
+                status, "Progressing", "True", "NewReplicaSetCreated", f'Created new replica set "{name}"'
+            )
             needs = True
         if needs:
             self._write_status(status)
@@ -488,12 +506,14 @@ class DeploymentController:
         for rs in ro.by_revision(cleanable)[:diff]:
             meta = rs["metadata"]
             observed = ro.status_count(rs, "observedGeneration")
-            if ro.status_count(rs, "replicas") or ro.replicas(rs) or int(meta.get("generation") or 0) > observed:
+            if (
+                ro.status_count(rs, "replicas")
+                or ro.replicas(rs)
+                or int(meta.get("generation") or 0) > observed
+            ):
                 continue
-            try:
+            with contextlib.suppress(NotFound):
                 self.store.delete(RS_KEY, meta.get("namespace", ""), meta["name"])
-            except NotFound:
-                pass
 
     # ----- status -----------------------------------------------------------------------------
     def _status_dict(self) -> dict[str, Any]:
@@ -519,7 +539,11 @@ class DeploymentController:
         )
         if available >= ro.replicas(d) - ro.max_unavailable(d):
             self._set_condition(
-                status, "Available", "True", "MinimumReplicasAvailable", "Deployment has minimum availability."
+                status,
+                "Available",
+                "True",
+                "MinimumReplicasAvailable",
+                "Deployment has minimum availability.",
             )
         else:
             self._set_condition(
@@ -551,14 +575,22 @@ class DeploymentController:
             and current.get("reason") == "NewReplicaSetAvailable"
         )
         rs_name = new_rs["metadata"]["name"] if new_rs is not None else None
-        subject = f'ReplicaSet "{rs_name}"' if rs_name is not None else f'Deployment "{d["metadata"]["name"]}"'
+        subject = (
+            f'ReplicaSet "{rs_name}"' if rs_name is not None else f'Deployment "{d["metadata"]["name"]}"'
+        )
         if has_deadline and not complete_before:
             if self._complete(status):
                 self._set_condition(
-                    status, "Progressing", "True", "NewReplicaSetAvailable", f"{subject} has successfully progressed."
+                    status,
+                    "Progressing",
+                    "True",
+                    "NewReplicaSetAvailable",
+                    f"{subject} has successfully progressed.",
                 )
             elif self._progressing(status):
-                cond = self._new_condition("Progressing", "True", "ReplicaSetUpdated", f"{subject} is progressing.")
+                cond = self._new_condition(
+                    "Progressing", "True", "ReplicaSetUpdated", f"{subject} is progressing."
+                )
                 if current is not None:
                     if current.get("status") == "True":
                         cond["lastTransitionTime"] = current.get("lastTransitionTime")
@@ -566,7 +598,11 @@ class DeploymentController:
                 status["conditions"].append(cond)
             elif self._timed_out(status):
                 self._set_condition(
-                    status, "Progressing", "False", "ProgressDeadlineExceeded", f"{subject} has timed out progressing."
+                    status,
+                    "Progressing",
+                    "False",
+                    "ProgressDeadlineExceeded",
+                    f"{subject} has timed out progressing.",
                 )
         failure = next(
             (
@@ -579,7 +615,11 @@ class DeploymentController:
         )
         if failure is not None:
             self._set_condition(
-                status, "ReplicaFailure", failure.get("status", ""), failure.get("reason", ""), failure.get("message", "")
+                status,
+                "ReplicaFailure",
+                failure.get("status", ""),
+                failure.get("reason", ""),
+                failure.get("message", ""),
             )
         else:
             status["conditions"] = [c for c in status["conditions"] if c.get("type") != "ReplicaFailure"]
@@ -604,7 +644,7 @@ class DeploymentController:
     def _complete(self, status: Mapping[str, Any]) -> bool:
         """deploymentutil.DeploymentComplete."""
         desired = ro.replicas(self.d)
-        return (
+        return bool(
             status["updatedReplicas"] == desired
             and status["replicas"] == desired
             and status["availableReplicas"] == desired
@@ -614,7 +654,7 @@ class DeploymentController:
     def _progressing(self, status: Mapping[str, Any]) -> bool:
         """deploymentutil.DeploymentProgressing: some progress since the stored status."""
         old = self._status_dict()
-        return (
+        return bool(
             status["updatedReplicas"] > old["updatedReplicas"]
             or status["replicas"] - status["updatedReplicas"] < old["replicas"] - old["updatedReplicas"]
             or status["readyReplicas"] > old["readyReplicas"]
@@ -648,7 +688,9 @@ class DeploymentController:
         if paused and not paused_cond:
             self._set_condition(status, "Progressing", "Unknown", "DeploymentPaused", "Deployment is paused")
         elif not paused and paused_cond:
-            self._set_condition(status, "Progressing", "Unknown", "DeploymentResumed", "Deployment is resumed")
+            self._set_condition(
+                status, "Progressing", "Unknown", "DeploymentResumed", "Deployment is resumed"
+            )
         else:
             return
         self._write_status(status)
@@ -665,7 +707,9 @@ class DeploymentController:
             "message": message,
         }
 
-    def _set_condition(self, status: dict[str, Any], type_: str, value: str, reason: str, message: str) -> None:
+    def _set_condition(
+        self, status: dict[str, Any], type_: str, value: str, reason: str, message: str
+    ) -> None:
         """deploymentutil.SetDeploymentCondition: replace unless status and reason are unchanged."""
         current = _condition(status, type_)
         if current is not None and current.get("status") == value and current.get("reason") == reason:

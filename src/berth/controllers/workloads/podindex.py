@@ -15,7 +15,7 @@ Obj = Mapping[str, Any]
 class PodIndex:
     """The latest version of every pod, indexed by controller uid (owned) or namespace (orphans)."""
 
-    __slots__ = ("_owned", "_orphans", "_where")
+    __slots__ = ("_orphans", "_owned", "_where")
 
     def __init__(self) -> None:
         """Create an empty index."""

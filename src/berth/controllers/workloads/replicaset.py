@@ -156,11 +156,13 @@ class ReplicaSetController:
                 except StoreError as e:
                     self.recorder.event(rs, "Warning", "FailedCreate", f"Error creating: {e}")
                     return "FailedCreate", str(e)
-                self.recorder.event(rs, "Normal", "SuccessfulCreate", f"Created pod: {created['metadata']['name']}")
+                self.recorder.event(
+                    rs, "Normal", "SuccessfulCreate", f"Created pod: {created['metadata']['name']}"
+                )
         elif diff > 0:
             victims = pods_to_delete(active, self._related(rs), min(diff, BURST_REPLICAS), self._now())
-            for pod in victims:
-                meta = pod["metadata"]
+            for victim in victims:
+                meta = victim["metadata"]
                 try:
                     self.store.delete(POD_KEY, meta.get("namespace", ""), meta["name"])
                 except NotFound:

@@ -54,7 +54,8 @@ def status_count(rs: Obj | None, field: str) -> int:
 
 def is_rolling(d: Obj) -> bool:
     """The Deployment's strategy is RollingUpdate (the default)."""
-    return ((d.get("spec") or {}).get("strategy") or {}).get("type", "RollingUpdate") == "RollingUpdate"
+    kind = ((d.get("spec") or {}).get("strategy") or {}).get("type", "RollingUpdate")
+    return bool(kind == "RollingUpdate")
 
 
 def resolve_fenceposts(d: Obj) -> tuple[int, int]:

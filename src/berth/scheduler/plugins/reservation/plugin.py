@@ -177,6 +177,9 @@ class Reservation:
             if info is None:
                 info = infos[uid] = ReservationInfo(obj)
                 self._adopt_owners(info)
+            elif _same_shape(info.obj, obj):
+                info.obj = obj  # a status write (e.g. allocated) that changes nothing the plugin uses
+                return
             else:
                 info.refresh(obj)
             self.index.mark_dirty()
@@ -647,6 +650,21 @@ class Reservation:
             ClusterEvent("Pod", frozenset({"Add", "Update", "Delete"})),
             ClusterEvent("Node", frozenset({"Add", "Update"})),
         ]
+
+
+def _same_shape(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+    """Whether two versions of a reservation agree on everything the plugin reads (not status.allocated...)."""
+    om, nm = old.get("metadata") or {}, new.get("metadata") or {}
+    os_, ns_ = old.get("status") or {}, new.get("status") or {}
+    return (
+        old.get("spec") == new.get("spec")
+        and om.get("labels") == nm.get("labels")
+        and om.get("annotations") == nm.get("annotations")
+        and bool(om.get("deletionTimestamp")) == bool(nm.get("deletionTimestamp"))
+        and os_.get("phase") == ns_.get("phase")
+        and os_.get("nodeName") == ns_.get("nodeName")
+        and os_.get("allocatable") == ns_.get("allocatable")
+    )
 
 
 def _priority(pod: PodInfo, key: str) -> int:
