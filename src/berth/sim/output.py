@@ -303,7 +303,7 @@ TABLES: dict[str, Callable[[bool], Columns]] = {
     "Namespace": _ns_columns,
 }
 
-ORDER = ["Namespace", "PriorityClass", "Node", "Pod", "Event"]
+ORDER = ["Namespace", "PriorityClass", "Node", "Pod", "Deployment", "ReplicaSet", "Event"]
 
 
 def render_table(head: list[str], rows: list[Row]) -> str:
