@@ -122,7 +122,10 @@ def test_creation_events() -> None:
         for e in sim.store.list(("", "Event"))[0]
         if e["reason"] in ("ScalingReplicaSet", "SuccessfulCreate")
     }
-    assert sources == {"ScalingReplicaSet": "deployment-controller", "SuccessfulCreate": "replicaset-controller"}
+    assert sources == {
+        "ScalingReplicaSet": "deployment-controller",
+        "SuccessfulCreate": "replicaset-controller",
+    }
 
 
 @pytest.mark.parametrize("grace", [0, 30])
@@ -152,9 +155,12 @@ def test_finished_pod_is_replaced() -> None:
     phases = sorted(p["status"]["phase"] for p in pods(sim))
     assert phases == ["Running", "Succeeded"]
     assert len(events(sim, "SuccessfulCreate")) == 2
-    assert _rs(sim, f"web-{sim.store.list(RS)[0][0]['metadata']['labels']['pod-template-hash']}")["status"][
-        "replicas"
-    ] == 1
+    assert (
+        _rs(sim, f"web-{sim.store.list(RS)[0][0]['metadata']['labels']['pod-template-hash']}")["status"][
+            "replicas"
+        ]
+        == 1
+    )
 
 
 @pytest.mark.parametrize(
@@ -194,7 +200,9 @@ def test_rolling_update() -> None:
     tmpl = template(annotations={"berth.dev/startup": "5s"})
     sim = start(node("n1"), node("n2"), deployment(replicas=4, template=tmpl), until=20)
     old = f"web-{sim.store.list(RS)[0][0]['metadata']['labels']['pod-template-hash']}"
-    _patch_deploy(sim, {"spec": {"template": template(image="nginx:2", annotations={"berth.dev/startup": "5s"})}})
+    _patch_deploy(
+        sim, {"spec": {"template": template(image="nginx:2", annotations={"berth.dev/startup": "5s"})}}
+    )
     advance(sim, 60)
     rss = {rs["metadata"]["name"]: rs for rs in sim.store.list(RS)[0]}
     new = next(n for n in rss if n != old)
@@ -231,7 +239,9 @@ def test_rolling_update_respects_surge_and_unavailability() -> None:
     tmpl = template(annotations={"berth.dev/startup": "5s"})
     strategy = {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}}
     sim = start(node("n1"), deployment(replicas=3, template=tmpl, strategy=strategy), until=20)
-    _patch_deploy(sim, {"spec": {"template": template(image="nginx:2", annotations={"berth.dev/startup": "5s"})}})
+    _patch_deploy(
+        sim, {"spec": {"template": template(image="nginx:2", annotations={"berth.dev/startup": "5s"})}}
+    )
     seen_max = 0
     for t in range(20, 60):
         advance(sim, t)

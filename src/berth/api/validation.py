@@ -630,7 +630,8 @@ def _validate_workload_template(spec: Mapping[str, Any], ctx: Context) -> None:
     try:
         selector = compile_label_selector(sel_map)
     except LabelSelectorError as e:
-        ctx.invalid(f"spec.selector.{e.path}" if e.path else "spec.selector", e.value, e.message)
+        detail = "not a valid selector operator" if e.path.endswith(".operator") else e.message
+        ctx.invalid(f"spec.selector.{e.path}" if e.path else "spec.selector", e.value, detail)
     if not sel_map.get("matchLabels") and not sel_map.get("matchExpressions"):
         ctx.invalid("spec.selector", sel_map, "empty selector is invalid for deployment")
     template = ctx.mapping("spec.template", spec.get("template"))

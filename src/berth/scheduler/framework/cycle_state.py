@@ -11,27 +11,30 @@ Rows = npt.NDArray[np.int64]
 
 
 class Overlay:
-    """Request deltas on some node rows for one cycle: a per-resource delta array aligned with ``rows``.
+    """Request deltas for one cycle: per-resource delta arrays aligned with ``rows`` (unique row indices),
+    or covering every row when ``rows`` is None; ``ports`` lists host ports freed on single rows.
 
-    ``rows`` must not repeat. Used to show a pod the cluster as it sees it (e.g. a reservation's
-    remainder freed for its owner) without copying the node table.
+    Used to show a pod the cluster as it sees it (e.g. a reservation's remainder freed for its owner)
+    without copying the node table.
     """
 
-    __slots__ = ("nonzero_cpu", "nonzero_memory", "pods", "requested", "rows")
+    __slots__ = ("nonzero_cpu", "nonzero_memory", "pods", "ports", "requested", "rows")
 
     def __init__(
         self,
-        rows: Rows,
+        rows: Rows | None,
         requested: dict[str, Rows],
         nonzero_cpu: Rows | None = None,
         nonzero_memory: Rows | None = None,
         pods: Rows | None = None,
+        ports: list[tuple[int, tuple[tuple[str, str, int], ...]]] | None = None,
     ) -> None:
         self.rows = rows
         self.requested = requested
         self.nonzero_cpu = nonzero_cpu
         self.nonzero_memory = nonzero_memory
         self.pods = pods
+        self.ports = ports or []
 
 
 class CycleState:

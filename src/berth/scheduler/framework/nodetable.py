@@ -67,6 +67,7 @@ class NodeTable:
         self.size = 0
         self.generation = 0
         self.layout = 0  # changes whenever rows are added or removed (row indices may shift)
+        self.node_version = 0  # changes whenever a node object changes (not when pods come and go)
         self.names: list[str] = []
         self.index: dict[str, int] = {}
         self.nodes: list[Mapping[str, Any]] = []
@@ -160,6 +161,7 @@ class NodeTable:
             self.layout += 1
         self.nodes[i] = node
         labels = (node.get("metadata") or {}).get("labels") or {}
+        self.node_version += 1
         if is_new or labels != self.labels[i]:
             self._label_columns.clear()
             self._zone_order = None
@@ -197,6 +199,7 @@ class NodeTable:
         self._label_columns.clear()
         self._zone_order = None
         self.layout += 1
+        self.node_version += 1
         self.generation += 1
 
     def zone_order(self) -> IntArray | None:
@@ -259,8 +262,9 @@ class NodeTable:
 
     def apply_overlay(self, overlays: list[Overlay], sign: int = 1) -> None:
         """Add (sign 1) or take back (sign -1) a cycle's request deltas (see CycleState.overlay)."""
+        n = self.size
         for ov in overlays:
-            rows = ov.rows
+            rows: Any = ov.rows if ov.rows is not None else slice(0, n)
             for r, d in ov.requested.items():
                 col = self.requested.get(r)
                 if col is not None:
@@ -272,6 +276,14 @@ class NodeTable:
             ):
                 if delta is not None:
                     column[rows] += delta if sign > 0 else -delta
+            for row, freed in ov.ports:
+                used = self.ports[row]
+                for port in freed:
+                    left = used.get(port, 0) - sign
+                    if left > 0:
+                        used[port] = left
+                    else:
+                        used.pop(port, None)
 
     # ----- views ---------------------------------------------------------------------------
     def info(self, i: int) -> NodeInfo:

@@ -221,6 +221,14 @@ class ReservationIndex:
         self.row_default: IntArray = np.zeros(0, dtype=np.int64)
         self.row_other: IntArray = np.zeros(0, dtype=np.int64)
         self.unique_rows = True
+        self.row_order: IntArray = np.zeros(0, dtype=np.int64)  # argsort of rows
+        self.rem: dict[str, IntArray] = {}
+        self.has_ports: BoolArray = np.zeros(0, dtype=np.bool_)
+        self.any_ports = False
+        self.any_order = False
+        self.any_restricted = False
+        self._node_version = -1
+        self._node_alloc: dict[str, IntArray] = {}
 
     def mark_dirty(self) -> None:
         """The set of reservations (or their flags) changed."""
@@ -236,6 +244,7 @@ class ReservationIndex:
         used = info.allocated()
         for r, col in self.used.items():
             col[k] = used.get(r, 0)
+            self.rem[r][k] = max(0, int(self.alloc[r][k]) - col[k])
         self.usable[k] = info.available and not info.unschedulable
 
     def ensure(self, table: NodeTable) -> None:
@@ -248,6 +257,7 @@ class ReservationIndex:
         n = len(items)
         self.rows = np.fromiter((table.index[i.node] for i in items), dtype=np.int64, count=n)
         self.unique_rows = bool(np.unique(self.rows).size == n)
+        self.row_order = np.argsort(self.rows, kind="stable")
         groups: dict[str, int] = {}
         self.groups = []
         gid = np.zeros(n, dtype=np.int64)
@@ -273,6 +283,12 @@ class ReservationIndex:
         }
         usage = [i.allocated() for i in items]
         self.used = {r: np.fromiter((u.get(r, 0) for u in usage), dtype=np.int64, count=n) for r in resources}
+        self.rem = {r: np.maximum(self.alloc[r] - self.used[r], 0) for r in resources}
+        self.has_ports = np.fromiter((bool(i.reserve_pod.host_ports) for i in items), dtype=np.bool_, count=n)
+        self.any_ports = bool(self.has_ports.any())
+        self.any_order = bool((self.order > 0).any())
+        self.any_restricted = bool((self.policy == 2).any())
+        self._node_version = -1
         active = np.fromiter((i.phase in ("Available", "Waiting") for i in items), dtype=np.bool_, count=n)
         size = table.size
         self.row_default = np.bincount(self.rows[active & (self.policy == 0)], minlength=size)[:size]
@@ -282,8 +298,17 @@ class ReservationIndex:
 
     def remainder(self, r: str) -> IntArray:
         """Unallocated amount of resource ``r`` per reservation (never negative)."""
-        a = self.alloc.get(r)
-        if a is None:
+        out = self.rem.get(r)
+        if out is None:
             return np.zeros(len(self.items), dtype=np.int64)
-        out: IntArray = np.maximum(a - self.used[r], 0)
+        return out
+
+    def node_alloc(self, r: str, table: NodeTable) -> IntArray:
+        """Allocatable of resource ``r`` on each reservation's node (cached until a node changes)."""
+        if self._node_version != table.node_version:
+            self._node_alloc = {}
+            self._node_version = table.node_version
+        out = self._node_alloc.get(r)
+        if out is None:
+            out = self._node_alloc[r] = table.alloc(r)[self.rows]
         return out

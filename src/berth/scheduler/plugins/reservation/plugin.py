@@ -107,15 +107,15 @@ class ReservationArgs:
 
 
 class _PodState:
-    """What PreFilter worked out for one owner pod: per node row, the nominated reservation and its score."""
+    """What PreFilter worked out for one owner pod: per node row, the nominated reservation."""
 
-    __slots__ = ("affinity", "fit_reasons", "matched_rows", "nominee_k", "preferred_row", "rows", "score")
+    __slots__ = ("affinity", "detailed", "fit_reasons", "matched_rows", "nominee_k", "preferred_row", "rows")
 
     def __init__(self, affinity: ReservationAffinity | None) -> None:
         self.affinity = affinity
-        self.rows: IntArray = np.zeros(0, dtype=np.int64)  # sorted node rows with a nominee
+        self.detailed = bool(affinity is not None and affinity.name)
+        self.rows: IntArray = np.zeros(0, dtype=np.int64)  # sorted node rows whose nominee the pod fits
         self.nominee_k: IntArray = np.zeros(0, dtype=np.int64)  # reservation index per row
-        self.score: IntArray = np.zeros(0, dtype=np.int64)
         self.matched_rows: IntArray = np.zeros(0, dtype=np.int64)
         self.fit_reasons: dict[int, tuple[str, ...]] = {}  # rows with matches but no fitting reservation
         self.preferred_row = -1
@@ -444,73 +444,122 @@ class Reservation:
     def _nominate(
         self, pod: PodInfo, ps: _PodState, cand: IntArray, table: NodeTable, state: CycleState
     ) -> None:
-        """Per node, the matching reservation the pod fits with and would fill most (order label first)."""
+        """Per node, the matching reservation the pod fits with and would fill most (order label first).
+
+        The nominee's remainder (and host ports) become free for the pod on that node this cycle. A pod
+        with reservation affinity sees its best matching reservation freed even where it does not fit,
+        so that the Reservation filter can say why.
+        """
         index = self.index
-        rows = index.rows[cand]
-        fits = np.ones(cand.size, dtype=np.bool_)
-        restricted_fail: dict[int, list[str]] = {}
+        full = cand.size == len(index.items)
+
+        def take(a: IntArray) -> IntArray:
+            return a if full else a[cand]
+
+        rows = take(index.rows)
         req = pod.requests
+        fits = np.ones(cand.size, dtype=np.bool_)
         for r, v in req.items():
-            rem = index.remainder(r)[cand]
-            free = table.alloc(r)[rows] - table.req(r)[rows] + rem
-            fits &= v <= free
-        allowed = table.alloc("pods")[rows]
-        fits &= table.pod_count[: table.size][rows] <= allowed  # the reserve pod leaves, the pod arrives
-        restricted = np.flatnonzero(index.policy[cand] == 2)
-        for j in restricted.tolist():
-            info = index.items[int(cand[j])]
-            left = info.remainder()
-            short = [r for r in info.restricted_names if req.get(r, 0) and req[r] > left.get(r, 0)]
-            if short:
-                fits[j] = False
-                restricted_fail.setdefault(int(rows[j]), []).extend(short)
-        # MostAllocated score of the reservation with the pod in it
-        total = np.zeros(cand.size, dtype=np.int64)
-        weight = np.zeros(cand.size, dtype=np.int64)
+            if v:
+                free = take(index.node_alloc(r, table)) - table.requested[r][rows] + take(index.remainder(r))
+                fits &= free >= v
+        fits &= table.pod_count[rows] <= take(index.node_alloc("pods", table))  # the reserve pod makes room
+        restricted_fail: dict[int, list[str]] = {}
+        if index.any_restricted:
+            for j in np.flatnonzero(take(index.policy) == 2).tolist():
+                info = index.items[int(cand[j])]
+                short = self._restricted_shortfall(info, req, ps.detailed)
+                if short:
+                    fits[j] = False
+                    restricted_fail.setdefault(int(rows[j]), []).extend(short)
+        if index.unique_rows:
+            pick = index.row_order if full else np.argsort(rows, kind="stable")
+        else:
+            score = self._scores(cand, req)
+            order = take(index.order)
+            order_key = np.where(order > 0, order, np.iinfo(np.int64).max)
+            # by row, fitting first, smaller order, higher score, smaller name; keep the first per row
+            pick = np.lexsort((take(index.name_rank), -score, order_key, ~fits, rows))
+            srt = rows[pick]
+            pick = pick[np.concatenate(([True], srt[1:] != srt[:-1]))]
+        ok = fits[pick]
+        ps.matched_rows = rows[pick]
+        bad = np.flatnonzero(~ok)
+        for j in bad.tolist():
+            row = int(rows[pick[j]])
+            ps.fit_reasons[row] = tuple(dict.fromkeys(restricted_fail.get(row, ()))) or (ERR_NO_FIT,)
+        freed_pick = pick if ps.affinity is not None else pick[ok]
+        fit_pick = pick[ok] if bad.size else pick
+        ps.rows = rows[fit_pick]
+        ps.nominee_k = fit_pick if full else cand[fit_pick]
+        if index.any_order and ps.rows.size:
+            ordered = index.order[ps.nominee_k]
+            if (ordered > 0).any():
+                masked = np.where(ordered > 0, ordered, np.iinfo(np.int64).max)
+                ps.preferred_row = int(ps.rows[int(np.argmin(masked))])
+        if freed_pick.size == 0:
+            return
+        k = freed_pick if full else cand[freed_pick]
+        freed_rows = rows[freed_pick]
+        freed = {r: index.remainder(r)[k] for r in index.alloc if r != "pods"}
+        ports: list[tuple[int, tuple[tuple[str, str, int], ...]]] = []
+        if index.any_ports:
+            for j in np.flatnonzero(index.has_ports[k]).tolist():
+                ports.append((int(freed_rows[j]), index.items[int(k[j])].reserve_pod.host_ports))
+        n = table.size
+        if freed_rows.size * 4 > n:  # most rows: a dense delta is cheaper to apply
+            dense: dict[str, IntArray] = {}
+            for r, amount in freed.items():
+                d = np.zeros(n, dtype=np.int64)
+                d[freed_rows] = -amount
+                dense[r] = d
+            pods = np.zeros(n, dtype=np.int64)
+            pods[freed_rows] = -1
+            state.overlay.append(Overlay(None, dense, dense.get("cpu"), dense.get("memory"), pods, ports))
+        else:
+            state.overlay.append(
+                Overlay(
+                    freed_rows,
+                    {r: -v for r, v in freed.items()},
+                    -freed["cpu"] if "cpu" in freed else None,
+                    -freed["memory"] if "memory" in freed else None,
+                    np.full(k.size, -1, dtype=np.int64),
+                    ports,
+                )
+            )
+
+    @staticmethod
+    def _restricted_shortfall(info: ReservationInfo, req: Mapping[str, int], detailed: bool) -> list[str]:
+        """Koordinator's fitsReservation reasons for a Restricted reservation."""
+        left = info.remainder()
+        used = info.allocated()
+        out = []
+        for r in info.restricted_names:
+            want = req.get(r, 0)
+            if not want or want <= left.get(r, 0):
+                continue
+            if detailed:
+                out.append(
+                    f"{REASON_PREFIX}Insufficient {r}, requested: {want}, used: {used.get(r, 0)}, "
+                    f"capacity: {info.allocatable.get(r, 0)}"
+                )
+            else:
+                out.append(f"{REASON_PREFIX}Insufficient {r}")
+        return out
+
+    def _scores(self, k: IntArray, req: Mapping[str, int]) -> IntArray:
+        """MostAllocated score of reservations ``k`` with the pod's requests added."""
+        index = self.index
+        total = np.zeros(k.size, dtype=np.int64)
+        weight = np.zeros(k.size, dtype=np.int64)
         for r, a in index.alloc.items():
-            cap = a[cand]
-            used = index.used[r][cand] + req.get(r, 0)
+            cap = a[k]
+            used = index.used[r][k] + req.get(r, 0)
             has = cap > 0
             total += np.where(has & (used <= cap), 100 * used // np.where(has, cap, 1), 0)
             weight += has
-        score = np.where(weight > 0, total // np.maximum(weight, 1), 0)
-        if index.unique_rows:
-            pick = np.argsort(rows, kind="stable")
-        else:
-            order = index.order[cand]
-            order_key = np.where(order > 0, order, np.iinfo(np.int64).max)
-            # by row, fitting first, smaller order, higher score, smaller name; keep the first per row
-            pick = np.lexsort((index.name_rank[cand], -score, order_key, ~fits, rows))
-            srt = rows[pick]
-            pick = pick[np.concatenate(([True], srt[1:] != srt[:-1]))]
-        ps.matched_rows = rows[pick]
-        ok = fits[pick]
-        for j in np.flatnonzero(~ok).tolist():
-            row = int(rows[pick[j]])
-            ps.fit_reasons[row] = tuple(
-                f"{REASON_PREFIX}Insufficient {r}" for r in sorted(set(restricted_fail.get(row, ())))
-            ) or (ERR_NO_FIT,)
-        pick = pick[ok]
-        if pick.size == 0:
-            return
-        k = cand[pick]
-        ps.rows = rows[pick]
-        ps.nominee_k = k
-        ps.score = score[pick]
-        ordered = index.order[k]
-        if (ordered > 0).any():
-            masked = np.where(ordered > 0, ordered, np.iinfo(np.int64).max)
-            ps.preferred_row = int(ps.rows[int(np.argmin(masked))])
-        freed = {r: index.remainder(r)[k] for r in index.alloc if r != "pods"}
-        state.overlay.append(
-            Overlay(
-                ps.rows,
-                {r: -v for r, v in freed.items()},
-                -freed["cpu"] if "cpu" in freed else None,
-                -freed["memory"] if "memory" in freed else None,
-                np.full(k.size, -1, dtype=np.int64),
-            )
-        )
+        out: IntArray = np.where(weight > 0, total // np.maximum(weight, 1), 0)
+        return out
 
     # ----- Filter ----------------------------------------------------------------------------
     def filter_nodes(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Verdicts:
@@ -585,14 +634,17 @@ class Reservation:
                 out[j] = 0 if row in plan else MAX_NODE_SCORE
             return out
         ps: _PodState | None = state.get(STATE_KEY)
-        if ps is None:
+        if ps is None or ps.rows.size == 0:
             return out
-        by_row = np.zeros(table.size, dtype=np.int64)
-        by_row[ps.rows] = ps.score
+        k_by_row = np.full(table.size, -1, dtype=np.int64)
+        k_by_row[ps.rows] = ps.nominee_k
+        k = k_by_row[idx]
+        has = k >= 0
+        if has.any():
+            out[has] = self._scores(k[has], pod.requests)
         if ps.preferred_row >= 0:
-            by_row[ps.preferred_row] = MOST_PREFERRED_SCORE
-        result: IntArray = by_row[idx]
-        return result
+            out[idx == ps.preferred_row] = MOST_PREFERRED_SCORE
+        return out
 
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
         """Per-node form of score_nodes."""
