@@ -16,10 +16,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from workloads import scheduling_reservations  # noqa: E402
-
 from berth.sim.engine import Simulation  # noqa: E402
 from berth.sim.scenario import Plan, Step  # noqa: E402
+from workloads import scheduling_reservations  # noqa: E402
 
 
 def main() -> None:
@@ -42,7 +41,8 @@ def main() -> None:
     scheduled = sim.scheduler.stats.scheduled - before
     loop = sim.scheduler.stats.loop_seconds - loop_before
     in_reservation = sum(
-        1 for o in sim.store.list(("", "Pod"), "sched-test")[0]
+        1
+        for o in sim.store.list(("", "Pod"), "sched-test")[0]
         if "scheduling.koordinator.sh/reservation-allocated" in (o["metadata"].get("annotations") or {})
     )
     assert scheduled == args.pods, f"only {scheduled} of {args.pods} pods scheduled"

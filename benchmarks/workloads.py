@@ -56,8 +56,15 @@ def scheduling_basic(
     return setup, measured
 
 
-def make_reservation(name: str, node: str, *, cpu: str = "1", memory: str = "4Gi",
-                     owner_label: tuple[str, str] = ("app", "owner"), allocate_once: bool = False) -> dict[str, Any]:
+def make_reservation(
+    name: str,
+    node: str,
+    *,
+    cpu: str = "1",
+    memory: str = "4Gi",
+    owner_label: tuple[str, str] = ("app", "owner"),
+    allocate_once: bool = False,
+) -> dict[str, Any]:
     """A Reservation pinned to ``node`` for pods carrying ``owner_label``."""
     return {
         "apiVersion": "scheduling.koordinator.sh/v1alpha1",
@@ -68,7 +75,9 @@ def make_reservation(name: str, node: str, *, cpu: str = "1", memory: str = "4Gi
                 "metadata": {"namespace": "default"},
                 "spec": {
                     "nodeName": node,
-                    "containers": [{"name": "reserve", "resources": {"requests": {"cpu": cpu, "memory": memory}}}],
+                    "containers": [
+                        {"name": "reserve", "resources": {"requests": {"cpu": cpu, "memory": memory}}}
+                    ],
                 },
             },
             "owners": [{"labelSelector": {"matchLabels": {owner_label[0]: owner_label[1]}}}],

@@ -52,7 +52,17 @@ def edit(base: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
 def test_valid_objects() -> None:
     for obj in (POD, NODE, PC):
         validate_object(obj)
-    validate_object({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}})
+    validate_object(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "d"},
+            "spec": {
+                "selector": {"matchLabels": {"app": "d"}},
+                "template": {"metadata": {"labels": {"app": "d"}}, "spec": {"containers": [{"name": "c"}]}},
+            },
+        }
+    )
 
 
 SUBDOMAIN = (
