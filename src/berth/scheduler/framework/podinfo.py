@@ -76,5 +76,14 @@ class PodInfo:
         )
         self.extra: dict[str, Any] = {}
 
+    def copy(self) -> PodInfo:
+        """A shallow copy (compiled fields shared, ``requests`` and ``extra`` copied) without re-parsing."""
+        out = PodInfo.__new__(PodInfo)
+        for slot in PodInfo.__slots__:
+            setattr(out, slot, getattr(self, slot))
+        out.requests = dict(self.requests)
+        out.extra = dict(self.extra)
+        return out
+
     def __repr__(self) -> str:
         return f"PodInfo({self.key})"

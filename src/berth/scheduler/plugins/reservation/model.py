@@ -189,8 +189,7 @@ class ReservationInfo:
     def virtual_pod(self) -> PodInfo:
         """The pod that holds the remainder on the node."""
         rem = self.remainder()
-        pod = PodInfo(self.reserve_pod.obj)
-        pod.kind = RESERVATION_KIND
+        pod = self.reserve_pod.copy()
         pod.requests = {r: v for r, v in rem.items() if v and r != "pods"}
         pod.nonzero_cpu = rem.get("cpu", 0)
         pod.nonzero_memory = rem.get("memory", 0)
@@ -218,8 +217,8 @@ class ReservationIndex:
         self.used: dict[str, IntArray] = {}
         self.position: dict[str, int] = {}
         self.any_taints = False
-        self.row_default: IntArray = np.zeros(0, dtype=np.int64)
-        self.row_other: IntArray = np.zeros(0, dtype=np.int64)
+        # per node name: active reservations with the Default policy and with Aligned/Restricted
+        self.policy_counts: dict[str, list[int]] = {}
         self.unique_rows = True
         self.row_order: IntArray = np.zeros(0, dtype=np.int64)  # argsort of rows
         self.rem: dict[str, IntArray] = {}
@@ -233,6 +232,18 @@ class ReservationIndex:
     def mark_dirty(self) -> None:
         """The set of reservations (or their flags) changed."""
         self._dirty = True
+
+    def count_policy(self, info: ReservationInfo, sign: int) -> None:
+        """Add (1) or remove (-1) ``info`` from its node's allocate-policy counts."""
+        counts = self.policy_counts.setdefault(info.node, [0, 0])
+        counts[0 if info.policy == "" else 1] += sign
+        if counts == [0, 0]:
+            del self.policy_counts[info.node]
+
+    def conflicting_nodes(self, policy: str) -> list[str]:
+        """Nodes whose reservations a new reservation with ``policy`` may not join."""
+        slot = 1 if policy == "" else 0
+        return [node for node, counts in self.policy_counts.items() if counts[slot] > 0]
 
     def update_usage(self, info: ReservationInfo) -> None:
         """Refresh one reservation's allocated amounts (and usability) in place."""
@@ -289,10 +300,6 @@ class ReservationIndex:
         self.any_order = bool((self.order > 0).any())
         self.any_restricted = bool((self.policy == 2).any())
         self._node_version = -1
-        active = np.fromiter((i.phase in ("Available", "Waiting") for i in items), dtype=np.bool_, count=n)
-        size = table.size
-        self.row_default = np.bincount(self.rows[active & (self.policy == 0)], minlength=size)[:size]
-        self.row_other = np.bincount(self.rows[active & (self.policy != 0)], minlength=size)[:size]
         self._dirty = False
         self._layout = table.layout
 

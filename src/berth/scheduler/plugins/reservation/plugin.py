@@ -166,7 +166,9 @@ class Reservation:
         if type_ == "DELETED" or phase in ("Succeeded", "Failed"):
             self.pending.pop(uid, None)
             self.handle.dequeue(uid)
-            if infos.pop(uid, None) is not None:
+            gone = infos.pop(uid, None)
+            if gone is not None:
+                self.index.count_policy(gone, -1)
                 self.index.mark_dirty()
             self.handle.remove_virtual_pod(uid)
             return
@@ -181,7 +183,9 @@ class Reservation:
                 info.obj = obj  # a status write (e.g. allocated) that changes nothing the plugin uses
                 return
             else:
+                self.index.count_policy(info, -1)
                 info.refresh(obj)
+            self.index.count_policy(info, 1)
             self.index.mark_dirty()
             self.handle.set_virtual_pod(info.virtual_pod(), info.node)
             return
@@ -600,12 +604,11 @@ class Reservation:
             passed &= ~mask
         res = pod.extra.get("reservation") or {}
         policy = (res.get("spec") or {}).get("allocatePolicy") or ""
-        if self.index.infos:
-            self.index.ensure(table)
-            conflict = self.index.row_other[:n] > 0 if policy == "" else self.index.row_default[:n] > 0
-            conflict = conflict & passed
-            codes[conflict] = 1
-            passed &= ~conflict
+        for node in self.index.conflicting_nodes(policy):
+            row = table.index.get(node)
+            if row is not None and passed[row]:
+                codes[row] = 1
+                passed[row] = False
         return Verdicts(passed, statuses, codes)
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
