@@ -164,11 +164,12 @@ class FakeHandle:
         self.bound: list[tuple[str, str]] = []
         self.fail = fail
 
-    def bind_pod(self, pod: PodInfo, node_name: str) -> None:
+    def bind_pod(self, pod: PodInfo, node_name: str, annotations: dict[str, str] | None = None) -> None:
         """Record the binding or raise."""
         if self.fail is not None:
             raise self.fail
         self.bound.append((pod.key, node_name))
+        self.annotations = annotations
 
     def register_pseudo_kind(self, kind: str, source: object) -> None:
         """Accept pseudo-pod sources (the Reservation plugin registers one)."""

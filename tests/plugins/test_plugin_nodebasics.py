@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from builders import FakeHandle, make_node, make_pod, make_table, new_state, toleration
 
-from berth.scheduler.framework import Code
+from berth.scheduler.framework import BINDING_ANNOTATIONS_KEY, APIError, Code
 from berth.scheduler.plugins.defaultbinder import DefaultBinder
 from berth.scheduler.plugins.nodename import ERR_REASON as NODE_NAME_REASON
 from berth.scheduler.plugins.nodename import NodeName
@@ -111,9 +111,23 @@ def test_default_binder() -> None:
     binder = DefaultBinder(handle)  # type: ignore[arg-type]
     assert binder.bind(new_state(), make_pod("p"), "n1").is_success()
     assert handle.bound == [("default/p", "n1")]
-    failing = DefaultBinder(FakeHandle(fail=RuntimeError('pods "p" already bound')))  # type: ignore[arg-type]
+    failing = DefaultBinder(FakeHandle(fail=APIError('pods "p" already bound')))  # type: ignore[arg-type]
     status = failing.bind(new_state(), make_pod("p"), "n1")
     assert (status.code, status.reasons) == (Code.ERROR, ('pods "p" already bound',))
+
+
+def test_default_binder_passes_binding_annotations() -> None:
+    handle = FakeHandle()
+    state = new_state()
+    state.write(BINDING_ANNOTATIONS_KEY, {"example.com/a": "1"})
+    assert DefaultBinder(handle).bind(state, make_pod("p"), "n1").is_success()  # type: ignore[arg-type]
+    assert handle.annotations == {"example.com/a": "1"}
+
+
+def test_default_binder_does_not_swallow_bugs() -> None:
+    broken = DefaultBinder(FakeHandle(fail=TypeError("bug")))  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        broken.bind(new_state(), make_pod("p"), "n1")
 
 
 def test_volume_placeholders() -> None:

@@ -23,11 +23,26 @@ from berth.scheduler.framework.plugin import NodeStatusMap, ObjectClient, Object
 from berth.scheduler.framework.podinfo import PodInfo
 from berth.scheduler.framework.registry import Registry
 from berth.scheduler.framework.runtime import Framework
-from berth.scheduler.framework.status import Code, PluginError, Status
+from berth.scheduler.framework.status import APIError, Code, PluginError, Status
 from berth.scheduler.messages import fit_error_message, scheduled_message
 from berth.scheduler.queue import QueuedPod, SchedulingQueue
 
 POD_KEY = ("", "Pod")
+# the store's refusals (berth.store.errors), named here because the scheduler layer sees the store only
+# through its protocol
+API_ERRORS = frozenset(
+    {
+        "NotFound",
+        "Conflict",
+        "AlreadyExists",
+        "Invalid",
+        "Forbidden",
+        "TooManyRequests",
+        "BadRequest",
+        "Gone",
+        "ResourceExpired",
+    }
+)
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 
@@ -36,7 +51,13 @@ class SchedulerStore(ObjectClient, Protocol):
     """The store operations the scheduler uses."""
 
     def bind_pod(
-        self, namespace: str, name: str, node_name: str, *, uid: str | None = None
+        self,
+        namespace: str,
+        name: str,
+        node_name: str,
+        *,
+        uid: str | None = None,
+        annotations: Mapping[str, str] | None = None,
     ) -> dict[str, Any]: ...
 
 
@@ -149,8 +170,15 @@ class _Handle:
     def call_later(self, delay: float, fn: Callable[[], None]) -> None:
         self._s.clock.call_later(delay, fn)
 
-    def bind_pod(self, pod: PodInfo, node_name: str) -> None:
-        self._s.store.bind_pod(pod.namespace, pod.name, node_name, uid=pod.uid)
+    def bind_pod(self, pod: PodInfo, node_name: str, annotations: Mapping[str, str] | None = None) -> None:
+        try:
+            self._s.store.bind_pod(pod.namespace, pod.name, node_name, uid=pod.uid, annotations=annotations)
+        except LookupError as e:
+            raise APIError(str(e)) from e
+        except Exception as e:
+            if type(e).__name__ in API_ERRORS:
+                raise APIError(str(e)) from e
+            raise
 
     def register_pseudo_kind(self, kind: str, source: PseudoPodSource) -> None:
         self._s.pseudo_sources[(self.profile_name, kind)] = source

@@ -400,8 +400,18 @@ class MemoryStore:
         status = obj.get("status")
         return self._update_status(key, info, ns, old, copy_object({"s": status})["s"], "status" in obj)
 
-    def bind_pod(self, namespace: str, name: str, node_name: str, *, uid: str | None = None) -> Obj:
+    def bind_pod(
+        self,
+        namespace: str,
+        name: str,
+        node_name: str,
+        *,
+        uid: str | None = None,
+        annotations: Mapping[str, str] | None = None,
+    ) -> Obj:
         """The pods/binding subresource: set spec.nodeName and condition PodScheduled=True in one write.
+
+        ``annotations`` (the Binding's metadata.annotations) are copied onto the pod, as the API server does.
 
         Conflict when the pod is already assigned, is being deleted, or (with ``uid``) is another pod.
         """
@@ -434,6 +444,8 @@ class MemoryStore:
             )
         new = dict(old)
         new["metadata"] = dict(meta)
+        if annotations:
+            new["metadata"]["annotations"] = {**(meta.get("annotations") or {}), **annotations}
         new["spec"] = {**spec, "nodeName": node_name}
         status = dict(old.get("status") or {})
         now = self._timestamp()

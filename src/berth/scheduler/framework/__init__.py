@@ -1,7 +1,7 @@
 """The Scheduling Framework: plugin contract, statuses, cycle state, node table, profiles and runtime."""
 
 from berth.scheduler.framework.config import ConfigError, SchedulerConfig, parse_config
-from berth.scheduler.framework.cycle_state import CycleState
+from berth.scheduler.framework.cycle_state import BINDING_ANNOTATIONS_KEY, CycleState, Overlay
 from berth.scheduler.framework.nodetable import NodeInfo, NodeTable
 from berth.scheduler.framework.plugin import (
     MAX_NODE_SCORE,
@@ -16,10 +16,12 @@ from berth.scheduler.framework.plugin import (
 from berth.scheduler.framework.podinfo import PodInfo
 from berth.scheduler.framework.registry import Registry
 from berth.scheduler.framework.runtime import FilterOutcome, Framework, ScoreOutcome
-from berth.scheduler.framework.status import Code, PluginError, Status
+from berth.scheduler.framework.status import APIError, Code, PluginError, Status
 
 __all__ = [
+    "BINDING_ANNOTATIONS_KEY",
     "MAX_NODE_SCORE",
+    "APIError",
     "ClusterEvent",
     "Code",
     "ConfigError",
@@ -30,6 +32,7 @@ __all__ = [
     "NodeInfo",
     "NodeStatusMap",
     "NodeTable",
+    "Overlay",
     "PluginError",
     "PodInfo",
     "PostFilterResult",

@@ -9,6 +9,10 @@ import numpy.typing as npt
 
 Rows = npt.NDArray[np.int64]
 
+# Annotations PreBind plugins want written with the binding (the Binding object's metadata.annotations,
+# which the API server copies onto the pod): a dict[str, str] in CycleState under this key.
+BINDING_ANNOTATIONS_KEY = "framework/binding-annotations"
+
 
 class Overlay:
     """Request deltas for one cycle: per-resource delta arrays aligned with ``rows`` (unique row indices),

@@ -68,6 +68,9 @@ class NodeTable:
         self.generation = 0
         self.layout = 0  # changes whenever rows are added or removed (row indices may shift)
         self.node_version = 0  # changes whenever a node object changes (not when pods come and go)
+        # rows whose requests changed, in order; readers remember a position (see rows_changed_since)
+        self.change_log: list[int] = []
+        self.change_epoch = 0
         self.names: list[str] = []
         self.index: dict[str, int] = {}
         self.nodes: list[Mapping[str, Any]] = []
@@ -240,6 +243,19 @@ class NodeTable:
         if self.pods[i].pop(pod.uid, None) is not None:
             self._account(i, pod, -1)
 
+    def rows_changed_since(self, epoch: int, position: int) -> list[int] | None:
+        """Rows whose requests changed after log ``position`` of ``epoch`` (None: too old, recompute all)."""
+        if epoch != self.change_epoch:
+            return None
+        return self.change_log[position:]
+
+    def _log_change(self, i: int) -> None:
+        log = self.change_log
+        if len(log) >= 1_000_000:
+            log.clear()
+            self.change_epoch += 1
+        log.append(i)
+
     def _account(self, i: int, pod: PodInfo, sign: int) -> None:
         for r, v in pod.requests.items():
             col = self.requested.get(r)
@@ -250,6 +266,7 @@ class NodeTable:
         self.nonzero_cpu[i] += sign * pod.nonzero_cpu
         self.nonzero_memory[i] += sign * pod.nonzero_memory
         self.pod_count[i] += sign
+        self._log_change(i)
         if pod.host_ports:
             ports = self.ports[i]
             for p in pod.host_ports:

@@ -182,8 +182,9 @@ class Handle(Protocol):
 
     def call_later(self, delay: float, fn: Callable[[], None]) -> None: ...
 
-    def bind_pod(self, pod: PodInfo, node_name: str) -> None:
-        """Write the pod's binding to ``node_name`` (the pods/binding subresource); raises on conflict."""
+    def bind_pod(self, pod: PodInfo, node_name: str, annotations: Mapping[str, str] | None = None) -> None:
+        """Write the pod's binding to ``node_name`` (the pods/binding subresource, with ``annotations``
+        copied onto the pod); raises APIError when the API refuses it."""
         ...
 
     def register_pseudo_kind(self, kind: str, source: PseudoPodSource) -> None:

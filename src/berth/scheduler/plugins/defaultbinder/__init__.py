@@ -5,7 +5,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from berth.scheduler.framework import Code, CycleState, Handle, PodInfo, Registry, Status
+from berth.scheduler.framework import (
+    BINDING_ANNOTATIONS_KEY,
+    APIError,
+    Code,
+    CycleState,
+    Handle,
+    PodInfo,
+    Registry,
+    Status,
+)
 
 NAME = "DefaultBinder"
 _SUCCESS = Status()
@@ -22,9 +31,9 @@ class DefaultBinder:
     def bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
         """Bind ``pod`` to ``node_name``."""
         try:
-            self._handle.bind_pod(pod, node_name)
-        except Exception as exc:
-            return Status(Code.ERROR, (str(exc) or type(exc).__name__,))
+            self._handle.bind_pod(pod, node_name, state.get(BINDING_ANNOTATIONS_KEY))
+        except APIError as exc:
+            return Status(Code.ERROR, (str(exc),))
         return _SUCCESS
 
 

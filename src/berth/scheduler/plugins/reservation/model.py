@@ -217,6 +217,10 @@ class ReservationIndex:
         self.used: dict[str, IntArray] = {}
         self.position: dict[str, int] = {}
         self.any_taints = False
+        self.usage_log: list[int] = []  # reservation indices whose usage changed since the last rebuild
+        self.epoch = 0  # bumped on every rebuild
+        self.k_of_row: IntArray = np.zeros(0, dtype=np.int64)
+        self.all_k: IntArray = np.zeros(0, dtype=np.int64)
         # per node name: active reservations with the Default policy and with Aligned/Restricted
         self.policy_counts: dict[str, list[int]] = {}
         self.unique_rows = True
@@ -257,6 +261,7 @@ class ReservationIndex:
             col[k] = used.get(r, 0)
             self.rem[r][k] = max(0, int(self.alloc[r][k]) - col[k])
         self.usable[k] = info.available and not info.unschedulable
+        self.usage_log.append(k)
 
     def ensure(self, table: NodeTable) -> None:
         """Rebuild the arrays if needed."""
@@ -300,6 +305,12 @@ class ReservationIndex:
         self.any_order = bool((self.order > 0).any())
         self.any_restricted = bool((self.policy == 2).any())
         self._node_version = -1
+        self.all_k = np.arange(n, dtype=np.int64)
+        self.k_of_row = np.full(table.size, -1, dtype=np.int64)
+        if self.unique_rows:
+            self.k_of_row[self.rows] = np.arange(n, dtype=np.int64)
+        self.usage_log = []
+        self.epoch += 1
         self._dirty = False
         self._layout = table.layout
 

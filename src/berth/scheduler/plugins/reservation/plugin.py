@@ -27,8 +27,8 @@ from berth.api.reservation import (
 )
 from berth.api.taints import Taint, Toleration
 from berth.scheduler.framework.config import ConfigError
-from berth.scheduler.framework.cycle_state import CycleState, Overlay
-from berth.scheduler.framework.nodetable import IntArray, NodeInfo, NodeTable
+from berth.scheduler.framework.cycle_state import BINDING_ANNOTATIONS_KEY, CycleState, Overlay
+from berth.scheduler.framework.nodetable import BoolArray, IntArray, NodeInfo, NodeTable
 from berth.scheduler.framework.plugin import (
     MAX_NODE_SCORE,
     ClusterEvent,
@@ -106,10 +106,67 @@ class ReservationArgs:
         )
 
 
+class _NominationCache:
+    """For pods with equal requests: fit of every reservation and the dense overlay, kept incrementally."""
+
+    __slots__ = (
+        "dense",
+        "dense_all",
+        "fits",
+        "index_epoch",
+        "layout",
+        "n",
+        "node_version",
+        "pods",
+        "score_by_row",
+        "table_epoch",
+        "table_pos",
+        "usage_pos",
+    )
+
+    def __init__(self, index: ReservationIndex, table: NodeTable, fits: BoolArray) -> None:
+        self.fits = fits
+        self.index_epoch = index.epoch
+        self.layout = table.layout
+        self.node_version = table.node_version
+        self.n = table.size
+        self.table_epoch = table.change_epoch
+        self.table_pos = len(table.change_log)
+        self.usage_pos = len(index.usage_log)
+        self.dense: dict[str, IntArray] | None = None
+        self.pods: IntArray | None = None
+        self.dense_all = False
+        self.score_by_row: IntArray | None = None
+
+    def valid_for(self, index: ReservationIndex, table: NodeTable) -> bool:
+        """Whether the arrays still line up with the index and the table."""
+        return (
+            self.index_epoch == index.epoch
+            and self.layout == table.layout
+            and self.node_version == table.node_version
+            and self.n == table.size
+        )
+
+    def mark(self, index: ReservationIndex, table: NodeTable) -> None:
+        """Remember how far the change logs have been read."""
+        self.table_epoch = table.change_epoch
+        self.table_pos = len(table.change_log)
+        self.usage_pos = len(index.usage_log)
+
+
 class _PodState:
     """What PreFilter worked out for one owner pod: per node row, the nominated reservation."""
 
-    __slots__ = ("affinity", "detailed", "fit_reasons", "matched_rows", "nominee_k", "preferred_row", "rows")
+    __slots__ = (
+        "affinity",
+        "detailed",
+        "fit_reasons",
+        "matched_rows",
+        "nominee_k",
+        "preferred_row",
+        "rows",
+        "score_by_row",
+    )
 
     def __init__(self, affinity: ReservationAffinity | None) -> None:
         self.affinity = affinity
@@ -119,6 +176,7 @@ class _PodState:
         self.matched_rows: IntArray = np.zeros(0, dtype=np.int64)
         self.fit_reasons: dict[int, tuple[str, ...]] = {}  # rows with matches but no fitting reservation
         self.preferred_row = -1
+        self.score_by_row: IntArray | None = None  # precomputed Score per node row (fast path)
 
     def nominee_at(self, row: int) -> int:
         """Reservation index nominated on ``row`` (-1 if none)."""
@@ -142,6 +200,7 @@ class Reservation:
         self.handle = handle
         self.profile = str(getattr(handle, "profile_name", "default-scheduler"))
         self.index = ReservationIndex()
+        self._nomination_cache: dict[tuple[tuple[str, int], ...], _NominationCache] = {}
         self.pending: dict[str, Mapping[str, Any]] = {}  # uid -> Pending reservation of this profile
         handle.register_pseudo_kind(RESERVATION_KIND, self)
 
@@ -423,7 +482,10 @@ class Reservation:
         )
         if not group_ok.any():
             return np.zeros(0, dtype=np.int64)
-        cand = np.flatnonzero(group_ok[index.group_of] & index.usable)
+        if group_ok.all() and index.usable.all():
+            cand = index.all_k
+        else:
+            cand = np.flatnonzero(group_ok[index.group_of] & index.usable)
         if cand.size == 0:
             return cand
         exact = parse_exact_match(pod.obj)
@@ -455,6 +517,9 @@ class Reservation:
         so that the Reservation filter can say why.
         """
         index = self.index
+        if ps.affinity is None and index.unique_rows and not index.any_restricted and not index.any_ports:
+            self._nominate_fast(pod, ps, cand, table, state)
+            return
         full = cand.size == len(index.items)
 
         def take(a: IntArray) -> IntArray:
@@ -531,6 +596,99 @@ class Reservation:
                     ports,
                 )
             )
+
+    def _fits(self, ks: IntArray | None, req: Mapping[str, int], table: NodeTable) -> BoolArray:
+        """Whether the pod fits on each reservation's node with that reservation's remainder freed."""
+        index = self.index
+
+        def take(a: IntArray) -> IntArray:
+            return a if ks is None else a[ks]
+
+        rows = take(index.rows)
+        fits = np.ones(rows.size, dtype=np.bool_)
+        for r, v in req.items():
+            if v:
+                free = take(index.node_alloc(r, table)) - table.requested[r][rows] + take(index.remainder(r))
+                fits &= free >= v
+        fits &= table.pod_count[rows] <= take(index.node_alloc("pods", table))  # the reserve pod makes room
+        return fits
+
+    def _nominate_fast(
+        self, pod: PodInfo, ps: _PodState, cand: IntArray, table: NodeTable, state: CycleState
+    ) -> None:
+        """_nominate for the common case (one reservation per node, no affinity, Restricted or ports):
+        incremental across pods with the same requests, recomputing only reservations whose node or
+        usage changed since the previous pod."""
+        index = self.index
+        req = pod.requests
+        key = tuple(sorted(req.items()))
+        m = len(index.items)
+        n = table.size
+        c = self._nomination_cache.get(key)
+        changed: IntArray | None = None
+        if c is not None and c.valid_for(index, table):
+            rows_changed = table.rows_changed_since(c.table_epoch, c.table_pos)
+            if rows_changed is not None:
+                ks_rows = index.k_of_row[np.asarray(rows_changed, dtype=np.int64)] if rows_changed else None
+                parts = [index.usage_log[c.usage_pos :]]
+                ks = np.asarray(parts[0], dtype=np.int64)
+                if ks_rows is not None:
+                    ks = np.concatenate((ks, ks_rows[ks_rows >= 0]))
+                changed = np.unique(ks)
+        if changed is None:
+            c = _NominationCache(index, table, self._fits(None, req, table))
+            if len(self._nomination_cache) >= 8:
+                self._nomination_cache.clear()
+            self._nomination_cache[key] = c
+        else:
+            assert c is not None
+            if changed.size:
+                c.fits[changed] = self._fits(changed, req, table)
+        c.mark(index, table)
+        if cand.size == m:
+            ok = c.fits
+            matched_all = True
+        else:
+            matched = np.zeros(m, dtype=np.bool_)
+            matched[cand] = True
+            ok = c.fits & matched
+            matched_all = False
+        sel = index.row_order[ok[index.row_order]]
+        ps.rows = index.rows[sel]
+        ps.nominee_k = sel
+        ps.matched_rows = index.rows[cand]
+        if index.any_order and sel.size:
+            ordered = index.order[sel]
+            if (ordered > 0).any():
+                ps.preferred_row = int(
+                    ps.rows[int(np.argmin(np.where(ordered > 0, ordered, np.iinfo(np.int64).max)))]
+                )
+        if sel.size == 0:
+            return
+        # Score per row: the nominee's MostAllocated score, kept like the overlay
+        if c.score_by_row is None or not matched_all or not c.dense_all or changed is None:
+            c.score_by_row = np.zeros(n, dtype=np.int64)
+            c.score_by_row[index.rows[sel]] = self._scores(sel, req)
+        elif changed.size:
+            c.score_by_row[index.rows[changed]] = np.where(ok[changed], self._scores(changed, req), 0)
+        ps.score_by_row = c.score_by_row
+        # the dense overlay: rebuilt when the matched set differs, else patched where something changed
+        if c.dense is None or not matched_all or not c.dense_all or changed is None:
+            c.dense = {r: np.zeros(n, dtype=np.int64) for r in index.alloc if r != "pods"}
+            c.pods = np.zeros(n, dtype=np.int64)
+            rows = index.rows[sel]
+            for r, d in c.dense.items():
+                d[rows] = -index.remainder(r)[sel]
+            c.pods[rows] = -1
+            c.dense_all = matched_all
+        elif changed.size:
+            rows = index.rows[changed]
+            okc = ok[changed]
+            for r, d in c.dense.items():
+                d[rows] = np.where(okc, -index.remainder(r)[changed], 0)
+            assert c.pods is not None
+            c.pods[rows] = np.where(okc, -1, 0)
+        state.overlay.append(Overlay(None, c.dense, c.dense.get("cpu"), c.dense.get("memory"), c.pods))
 
     @staticmethod
     def _restricted_shortfall(info: ReservationInfo, req: Mapping[str, int], detailed: bool) -> list[str]:
@@ -639,12 +797,15 @@ class Reservation:
         ps: _PodState | None = state.get(STATE_KEY)
         if ps is None or ps.rows.size == 0:
             return out
-        k_by_row = np.full(table.size, -1, dtype=np.int64)
-        k_by_row[ps.rows] = ps.nominee_k
-        k = k_by_row[idx]
-        has = k >= 0
-        if has.any():
-            out[has] = self._scores(k[has], pod.requests)
+        if ps.score_by_row is not None:
+            out = ps.score_by_row[idx]
+        else:
+            k_by_row = np.full(table.size, -1, dtype=np.int64)
+            k_by_row[ps.rows] = ps.nominee_k
+            k = k_by_row[idx]
+            has = k >= 0
+            if has.any():
+                out[has] = self._scores(k[has], pod.requests)
         if ps.preferred_row >= 0:
             out[idx == ps.preferred_row] = MOST_PREFERRED_SCORE
         return out
@@ -686,17 +847,13 @@ class Reservation:
                 self._usage_changed(info)
 
     def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
-        """Write the ``reservation-allocated`` annotation on the pod."""
+        """Have the ``reservation-allocated`` annotation written with the binding."""
         info: ReservationInfo | None = state.get(STATE_KEY + "/allocated")
         if info is None:
             return Status()
-        value = allocated_annotation_value(info.name, info.uid)
-        self.handle.client.patch(
-            POD_KEY,
-            pod.namespace,
-            pod.name,
-            {"metadata": {"annotations": {ANNOTATION_RESERVATION_ALLOCATED: value}}},
-        )
+        annotations: dict[str, str] = dict(state.get(BINDING_ANNOTATIONS_KEY) or {})
+        annotations[ANNOTATION_RESERVATION_ALLOCATED] = allocated_annotation_value(info.name, info.uid)
+        state.write(BINDING_ANNOTATIONS_KEY, annotations)
         return Status()
 
     def events_to_register(self) -> list[ClusterEvent]:
