@@ -19,6 +19,7 @@ from berth.api.reservation import (
     LABEL_RESERVATION_ORDER,
     OwnerMatcher,
     allocate_policy,
+    allocated_annotation_value,
     compile_owners,
     is_allocate_once,
     reservation_requests,
@@ -117,6 +118,7 @@ class ReservationInfo:
     __slots__ = (
         "allocatable",
         "allocate_once",
+        "allocated_annotation",
         "labels",
         "matcher",
         "name",
@@ -157,6 +159,7 @@ class ReservationInfo:
         self.restricted_names = _restricted_names(obj, self.allocatable)
         self.owners: dict[str, dict[str, int]] = {}
         self.reserve_pod = reserve_pod_info(obj)
+        self.allocated_annotation = allocated_annotation_value(self.name, self.uid)
 
     def refresh(self, obj: Mapping[str, Any]) -> None:
         """Take a newer version of the object, keeping the owners tracked so far."""

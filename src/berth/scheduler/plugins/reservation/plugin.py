@@ -613,6 +613,32 @@ class Reservation:
         fits &= table.pod_count[rows] <= take(index.node_alloc("pods", table))  # the reserve pod makes room
         return fits
 
+    def _fits_one(self, k: int, req: Mapping[str, int], table: NodeTable) -> bool:
+        """_fits for one reservation, with plain integers."""
+        index = self.index
+        row = int(index.rows[k])
+        for r, v in req.items():
+            if v:
+                col = index.rem.get(r)
+                rem = int(col[k]) if col is not None else 0
+                if int(index.node_alloc(r, table)[k]) - int(table.requested[r][row]) + rem < v:
+                    return False
+        return int(table.pod_count[row]) <= int(index.node_alloc("pods", table)[k])
+
+    def _score_one(self, k: int, req: Mapping[str, int]) -> int:
+        """_scores for one reservation, with plain integers."""
+        index = self.index
+        total = weight = 0
+        for r, a in index.alloc.items():
+            cap = int(a[k])
+            if cap <= 0:
+                continue
+            weight += 1
+            used = int(index.used[r][k]) + req.get(r, 0)
+            if used <= cap:
+                total += 100 * used // cap
+        return total // weight if weight else 0
+
     def _nominate_fast(
         self, pod: PodInfo, ps: _PodState, cand: IntArray, table: NodeTable, state: CycleState
     ) -> None:
@@ -642,8 +668,11 @@ class Reservation:
             self._nomination_cache[key] = c
         else:
             assert c is not None
-            if changed.size:
+            if changed.size > 8:
                 c.fits[changed] = self._fits(changed, req, table)
+            else:
+                for k in changed.tolist():
+                    c.fits[k] = self._fits_one(k, req, table)
         c.mark(index, table)
         if cand.size == m:
             ok = c.fits
@@ -669,8 +698,11 @@ class Reservation:
         if c.score_by_row is None or not matched_all or not c.dense_all or changed is None:
             c.score_by_row = np.zeros(n, dtype=np.int64)
             c.score_by_row[index.rows[sel]] = self._scores(sel, req)
-        elif changed.size:
+        elif changed.size > 8:
             c.score_by_row[index.rows[changed]] = np.where(ok[changed], self._scores(changed, req), 0)
+        else:
+            for k in changed.tolist():
+                c.score_by_row[int(index.rows[k])] = self._score_one(k, req) if ok[k] else 0
         ps.score_by_row = c.score_by_row
         # the dense overlay: rebuilt when the matched set differs, else patched where something changed
         if c.dense is None or not matched_all or not c.dense_all or changed is None:
@@ -681,13 +713,14 @@ class Reservation:
                 d[rows] = -index.remainder(r)[sel]
             c.pods[rows] = -1
             c.dense_all = matched_all
-        elif changed.size:
-            rows = index.rows[changed]
-            okc = ok[changed]
-            for r, d in c.dense.items():
-                d[rows] = np.where(okc, -index.remainder(r)[changed], 0)
+        else:
             assert c.pods is not None
-            c.pods[rows] = np.where(okc, -1, 0)
+            for k in changed.tolist():
+                row = int(index.rows[k])
+                good = bool(ok[k])
+                for r, d in c.dense.items():
+                    d[row] = -int(index.rem[r][k]) if good else 0
+                c.pods[row] = -1 if good else 0
         state.overlay.append(Overlay(None, c.dense, c.dense.get("cpu"), c.dense.get("memory"), c.pods))
 
     @staticmethod
@@ -852,7 +885,7 @@ class Reservation:
         if info is None:
             return Status()
         annotations: dict[str, str] = dict(state.get(BINDING_ANNOTATIONS_KEY) or {})
-        annotations[ANNOTATION_RESERVATION_ALLOCATED] = allocated_annotation_value(info.name, info.uid)
+        annotations[ANNOTATION_RESERVATION_ALLOCATED] = info.allocated_annotation
         state.write(BINDING_ANNOTATIONS_KEY, annotations)
         return Status()
 
