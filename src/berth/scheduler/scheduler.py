@@ -23,7 +23,7 @@ from berth.scheduler.framework.plugin import NodeStatusMap, ObjectClient, Object
 from berth.scheduler.framework.podinfo import PodInfo
 from berth.scheduler.framework.registry import Registry
 from berth.scheduler.framework.runtime import Framework
-from berth.scheduler.framework.status import APIError, Code, PluginError, Status
+from berth.scheduler.framework.status import SUCCESS, APIError, Code, PluginError, Status
 from berth.scheduler.messages import fit_error_message, scheduled_message
 from berth.scheduler.queue import QueuedPod, SchedulingQueue
 
@@ -124,7 +124,7 @@ class _Waiting:
             timer.cancel()
         if not self.pending and not self.done:
             self.done = True
-            self.sched._finish_wait(self, Status())
+            self.sched._finish_wait(self, SUCCESS)
 
     def reject(self, plugin: str, message: str) -> None:
         if self.done:
@@ -259,7 +259,7 @@ class Scheduler:
     # ----- informers -----------------------------------------------------------------------
     def _pre_enqueue(self, pod: PodInfo) -> Status:
         fw = self.frameworks.get(pod.scheduler_name)
-        return Status() if fw is None else fw.run_pre_enqueue(pod)
+        return SUCCESS if fw is None else fw.run_pre_enqueue(pod)
 
     def _interested(self, qp: QueuedPod, resource: str, action: str) -> bool:
         fw = self.frameworks.get(qp.pod.scheduler_name)

@@ -23,6 +23,9 @@ MAX_NODE_SCORE = 100
 MIN_NODE_SCORE = 0
 
 
+_ALL_PASS: dict[int, Verdicts] = {}
+
+
 class Verdicts:
     """Filter results over all rows of a NodeTable.
 
@@ -41,8 +44,13 @@ class Verdicts:
 
     @classmethod
     def all_pass(cls, n: int) -> Verdicts:
-        """Every row passes."""
-        return cls(np.ones(n, dtype=np.bool_))
+        """Every row passes (a shared, read-only result per table size)."""
+        v = _ALL_PASS.get(n)
+        if v is None:
+            passed = np.ones(n, dtype=np.bool_)
+            passed.flags.writeable = False
+            v = _ALL_PASS[n] = cls(passed)
+        return v
 
     @classmethod
     def single(cls, passed: BoolArray, status: Status) -> Verdicts:

@@ -37,7 +37,7 @@ from berth.scheduler.framework.plugin import (
 )
 from berth.scheduler.framework.podinfo import PodInfo
 from berth.scheduler.framework.registry import Registry
-from berth.scheduler.framework.status import Code, PluginError, Status
+from berth.scheduler.framework.status import SUCCESS, Code, PluginError, Status
 
 POINT_PROTOCOLS: dict[str, tuple[type, ...]] = {
     "preEnqueue": (PreEnqueuePlugin,),
@@ -175,7 +175,7 @@ class Framework:
             s: Status = p.pre_enqueue(pod)
             if not s.is_success():
                 return s.with_plugin(p.name)
-        return Status()
+        return SUCCESS
 
     # ----- filtering -----------------------------------------------------------------------
     def run_pre_filter(
@@ -200,7 +200,7 @@ class Framework:
                 if not result.node_names:
                     msg = "node(s) didn't satisfy plugin(s) [" + " ".join(sorted(narrowing)) + "]"
                     return result, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (msg,), p.name), narrowing
-        return result, Status(), narrowing
+        return result, SUCCESS, narrowing
 
     def run_pre_filter_add_pod(
         self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node: NodeInfo
@@ -212,7 +212,7 @@ class Framework:
             s = ext.add_pod(state, pod, pod_to_add, node)
             if not s.is_success():
                 return s.with_plugin(name)
-        return Status()
+        return SUCCESS
 
     def run_pre_filter_remove_pod(
         self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node: NodeInfo
@@ -224,7 +224,7 @@ class Framework:
             s = ext.remove_pod(state, pod, pod_to_remove, node)
             if not s.is_success():
                 return s.with_plugin(name)
-        return Status()
+        return SUCCESS
 
     def run_filters(
         self, state: CycleState, pod: PodInfo, table: NodeTable, candidates: BoolArray
@@ -281,7 +281,7 @@ class Framework:
                 s = p.filter_nodes(state, pod, node.table).status_of(node.index)
             if not s.is_success():
                 return s.with_plugin(p.name)
-        return Status()
+        return SUCCESS
 
     def run_post_filter(
         self, state: CycleState, pod: PodInfo, statuses: NodeStatusMap
@@ -345,7 +345,7 @@ class Framework:
             s: Status = p.reserve(state, pod, node)
             if not s.is_success():
                 return s.with_plugin(p.name)
-        return Status()
+        return SUCCESS
 
     def run_unreserve(self, state: CycleState, pod: PodInfo, node: str) -> None:
         """Run Unreserve of every Reserve plugin in reverse order."""
@@ -364,7 +364,7 @@ class Framework:
                 return s.with_plugin(p.name), {}
         if waits:
             return Status(Code.WAIT), waits
-        return Status(), {}
+        return SUCCESS, {}
 
     def run_pre_bind(self, state: CycleState, pod: PodInfo, node: str) -> Status:
         """Run PreBind plugins."""
@@ -372,7 +372,7 @@ class Framework:
             s: Status = p.pre_bind(state, pod, node)
             if not s.is_success():
                 return s.with_plugin(p.name)
-        return Status()
+        return SUCCESS
 
     def run_bind(self, state: CycleState, pod: PodInfo, node: str) -> Status:
         """Run Bind plugins until one does not Skip."""

@@ -38,7 +38,7 @@ from berth.scheduler.framework.plugin import (
     default_normalize,
 )
 from berth.scheduler.framework.podinfo import PodInfo
-from berth.scheduler.framework.status import Code, Status
+from berth.scheduler.framework.status import SUCCESS, Code, Status
 from berth.scheduler.plugins.reservation.model import (
     ANNOTATION_RESERVATION_NODE,
     RESERVATION_KIND,
@@ -159,6 +159,9 @@ class _PodState:
 
     __slots__ = (
         "affinity",
+        "any_nominee",
+        "dense_k",
+        "dense_ok",
         "detailed",
         "fit_reasons",
         "matched_rows",
@@ -174,12 +177,19 @@ class _PodState:
         self.rows: IntArray = np.zeros(0, dtype=np.int64)  # sorted node rows whose nominee the pod fits
         self.nominee_k: IntArray = np.zeros(0, dtype=np.int64)  # reservation index per row
         self.matched_rows: IntArray = np.zeros(0, dtype=np.int64)
+        self.any_nominee = False
+        # fast path: reservation index per node row and which reservations the pod fits
+        self.dense_k: IntArray | None = None
+        self.dense_ok: BoolArray | None = None
         self.fit_reasons: dict[int, tuple[str, ...]] = {}  # rows with matches but no fitting reservation
         self.preferred_row = -1
         self.score_by_row: IntArray | None = None  # precomputed Score per node row (fast path)
 
     def nominee_at(self, row: int) -> int:
         """Reservation index nominated on ``row`` (-1 if none)."""
+        if self.dense_k is not None and self.dense_ok is not None:
+            k = int(self.dense_k[row]) if 0 <= row < self.dense_k.size else -1
+            return k if k >= 0 and bool(self.dense_ok[k]) else -1
         j = int(np.searchsorted(self.rows, row))
         if j < self.rows.size and int(self.rows[j]) == row:
             return int(self.nominee_k[j])
@@ -333,7 +343,7 @@ class Reservation:
         self.handle.record_event(
             current, "Normal", "Scheduled", f"Successfully assigned {meta.get('name')} to {node_name}"
         )
-        return Status()
+        return SUCCESS
 
     def pseudo_failed(self, pod: PodInfo, reason: str, message: str) -> None:
         """Keep the reservation Pending with condition Scheduled=False/Unschedulable and the message."""
@@ -383,7 +393,7 @@ class Reservation:
             res = pod.extra.get("reservation") or {}
             if (res.get("spec") or {}).get("preAllocation"):
                 self._plan_pre_allocation(pod, res, table, state)
-            return None, Status()
+            return None, SUCCESS
         if is_reservation_ignored(pod.obj):
             return None, Status(Code.SKIP)
         affinity = parse_reservation_affinity(pod.obj)
@@ -401,10 +411,13 @@ class Reservation:
             state.write(STATE_KEY, ps)
             names = table.names
             return PreFilterResult(frozenset(names[r] for r in ps.matched_rows.tolist())), Status()
-        if ps.rows.size == 0:
+        if not ps.any_nominee:
             return None, Status(Code.SKIP)
         state.write(STATE_KEY, ps)
-        return None, Status()
+        state.skip_filter.add(
+            self.name
+        )  # without affinity the nominee is already a fit; Filter has nothing to add
+        return None, SUCCESS
 
     def _plan_pre_allocation(
         self, pod: PodInfo, res: Mapping[str, Any], table: NodeTable, state: CycleState
@@ -561,6 +574,7 @@ class Reservation:
         fit_pick = pick[ok] if bad.size else pick
         ps.rows = rows[fit_pick]
         ps.nominee_k = fit_pick if full else cand[fit_pick]
+        ps.any_nominee = bool(ps.rows.size)
         if index.any_order and ps.rows.size:
             ordered = index.order[ps.nominee_k]
             if (ordered > 0).any():
@@ -682,18 +696,17 @@ class Reservation:
             matched[cand] = True
             ok = c.fits & matched
             matched_all = False
-        sel = index.row_order[ok[index.row_order]]
-        ps.rows = index.rows[sel]
-        ps.nominee_k = sel
-        ps.matched_rows = index.rows[cand]
-        if index.any_order and sel.size:
+        ps.dense_k = index.k_of_row
+        ps.dense_ok = ok
+        ps.any_nominee = bool(ok.any())
+        if not ps.any_nominee:
+            return
+        sel = index.all_k[ok]
+        if index.any_order:
             ordered = index.order[sel]
             if (ordered > 0).any():
-                ps.preferred_row = int(
-                    ps.rows[int(np.argmin(np.where(ordered > 0, ordered, np.iinfo(np.int64).max)))]
-                )
-        if sel.size == 0:
-            return
+                best = int(sel[int(np.argmin(np.where(ordered > 0, ordered, np.iinfo(np.int64).max)))])
+                ps.preferred_row = int(index.rows[best])
         # Score per row: the nominee's MostAllocated score, kept like the overlay
         if c.score_by_row is None or not matched_all or not c.dense_all or changed is None:
             c.score_by_row = np.zeros(n, dtype=np.int64)
@@ -812,12 +825,12 @@ class Reservation:
         if pod.kind == RESERVATION_KIND:
             plan = state.get(STATE_KEY + "/pre-allocation")
             if plan and self.args.prefer_no_pre_allocated_pods:
-                return Status()
+                return SUCCESS
             return Status(Code.SKIP)
         ps: _PodState | None = state.get(STATE_KEY)
-        if ps is None or ps.rows.size == 0:
+        if ps is None or not ps.any_nominee:
             return Status(Code.SKIP)
-        return Status()
+        return SUCCESS
 
     def score_nodes(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: IntArray) -> IntArray:
         """1000 for the node of the most preferred reservation order, else the nominee's MostAllocated score."""
@@ -828,7 +841,7 @@ class Reservation:
                 out[j] = 0 if row in plan else MAX_NODE_SCORE
             return out
         ps: _PodState | None = state.get(STATE_KEY)
-        if ps is None or ps.rows.size == 0:
+        if ps is None or not ps.any_nominee:
             return out
         if ps.score_by_row is not None:
             out = ps.score_by_row[idx]
@@ -855,21 +868,21 @@ class Reservation:
     def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
         """Account the pod to the reservation nominated on ``node_name``."""
         if pod.kind == RESERVATION_KIND:
-            return Status()
+            return SUCCESS
         ps: _PodState | None = state.get(STATE_KEY)
         if ps is None:
-            return Status()
+            return SUCCESS
         row = self.handle.node_table().index.get(node_name, -1)
         k = ps.nominee_at(row)
         info = self.index.items[k] if k >= 0 else None
         if info is None:
             if ps.affinity is not None:
                 return Status(Code.UNSCHEDULABLE, (ERR_AFFINITY,))
-            return Status()
+            return SUCCESS
         info.owners[pod.uid] = info.masked(pod.requests)
         state.write(STATE_KEY + "/allocated", info)
         self._usage_changed(info)
-        return Status()
+        return SUCCESS
 
     def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
         """Give back what reserve took."""
@@ -883,11 +896,11 @@ class Reservation:
         """Have the ``reservation-allocated`` annotation written with the binding."""
         info: ReservationInfo | None = state.get(STATE_KEY + "/allocated")
         if info is None:
-            return Status()
+            return SUCCESS
         annotations: dict[str, str] = dict(state.get(BINDING_ANNOTATIONS_KEY) or {})
         annotations[ANNOTATION_RESERVATION_ALLOCATED] = info.allocated_annotation
         state.write(BINDING_ANNOTATIONS_KEY, annotations)
-        return Status()
+        return SUCCESS
 
     def events_to_register(self) -> list[ClusterEvent]:
         """Pods and nodes coming and going (reservations change through virtual pods)."""
