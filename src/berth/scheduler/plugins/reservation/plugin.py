@@ -669,12 +669,19 @@ class Reservation:
         if c is not None and c.valid_for(index, table):
             rows_changed = table.rows_changed_since(c.table_epoch, c.table_pos)
             if rows_changed is not None:
-                ks_rows = index.k_of_row[np.asarray(rows_changed, dtype=np.int64)] if rows_changed else None
-                parts = [index.usage_log[c.usage_pos :]]
-                ks = np.asarray(parts[0], dtype=np.int64)
-                if ks_rows is not None:
-                    ks = np.concatenate((ks, ks_rows[ks_rows >= 0]))
-                changed = np.unique(ks)
+                usage = index.usage_log[c.usage_pos :]
+                if len(rows_changed) + len(usage) <= 32:  # the usual handful: plain Python is cheaper
+                    k_of_row = index.k_of_row
+                    found = set(usage)
+                    for row in rows_changed:
+                        k = int(k_of_row[row])
+                        if k >= 0:
+                            found.add(k)
+                    changed = np.fromiter(sorted(found), dtype=np.int64, count=len(found))
+                else:
+                    ks_rows = index.k_of_row[np.asarray(rows_changed, dtype=np.int64)]
+                    ks = np.concatenate((np.asarray(usage, dtype=np.int64), ks_rows[ks_rows >= 0]))
+                    changed = np.unique(ks)
         if changed is None:
             c = _NominationCache(index, table, self._fits(None, req, table))
             if len(self._nomination_cache) >= 8:
