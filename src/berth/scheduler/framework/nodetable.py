@@ -282,17 +282,21 @@ class NodeTable:
         n = self.size
         for ov in overlays:
             rows: Any = ov.rows if ov.rows is not None else slice(0, n)
-            for r, d in ov.requested.items():
-                col = self.requested.get(r)
-                if col is not None:
-                    col[rows] += d if sign > 0 else -d
-            for column, delta in (
+            columns: list[tuple[IntArray | None, IntArray | None]] = [
+                (self.requested.get(r), d) for r, d in ov.requested.items()
+            ]
+            columns += [
                 (self.nonzero_cpu, ov.nonzero_cpu),
                 (self.nonzero_memory, ov.nonzero_memory),
                 (self.pod_count, ov.pods),
-            ):
-                if delta is not None:
-                    column[rows] += delta if sign > 0 else -delta
+            ]
+            for column, delta in columns:
+                if column is None or delta is None:
+                    continue
+                if sign > 0:
+                    column[rows] += delta
+                else:
+                    column[rows] -= delta
             for row, freed in ov.ports:
                 used = self.ports[row]
                 for port in freed:
