@@ -20,10 +20,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from workloads import scheduling_basic  # noqa: E402
-
 from berth.sim.engine import Simulation  # noqa: E402
 from berth.sim.scenario import Plan, Step  # noqa: E402
+from workloads import scheduling_basic  # noqa: E402
 
 
 def run_loop(nodes: int, init_pods: int, pods: int) -> dict[str, float]:
