@@ -31,6 +31,7 @@ test: lint typecheck layers unit
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/scheduling_basic.py
+	$(BIN)/python benchmarks/scheduling_reservations.py
 
 clean:
 	rm -rf $(VENV)
