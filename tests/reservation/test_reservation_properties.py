@@ -95,6 +95,10 @@ def test_no_overcommit_and_only_owners_allocate(
         allocated = _amounts(status.get("allocated"))
         for r in RESOURCES:
             assert owner_sum[uid][r] <= max(alloc.get(r, 0), allocated.get(r, 0))
+        if status.get("phase") in ("Available", "Succeeded"):
+            # status.allocated is exactly the owners' requests for the reserved resources
+            expected = {r: v for r, v in owner_sum[uid].items() if v and r in alloc}
+            assert {r: v for r, v in allocated.items() if v} == expected
         if status.get("phase") == "Available":
             for r in RESOURCES:
                 used[status["nodeName"]][r] += max(0, alloc.get(r, 0) - owner_sum[uid][r])
