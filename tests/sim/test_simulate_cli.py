@@ -334,3 +334,16 @@ def test_bad_until_exits_2(simulate: Simulate) -> None:
     r = simulate([node("n")], "--until", "later")
     assert r.exit_code == 2
     assert '--until: invalid duration "later"' in r.stderr
+
+
+def test_events_are_reported_by_the_profile(simulate: Simulate) -> None:
+    r = simulate([node("n"), pod("k", schedulerName="koord-scheduler"), pod("d")])
+    sources = {
+        e["involvedObject"]["name"]: (e["source"]["component"], e["reportingComponent"], e["action"])
+        for e in r.objects()
+        if e["kind"] == "Event"
+    }
+    assert sources == {
+        "k": ("koord-scheduler", "koord-scheduler", "Binding"),
+        "d": ("default-scheduler", "default-scheduler", "Binding"),
+    }

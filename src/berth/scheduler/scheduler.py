@@ -75,7 +75,14 @@ class EventSink(Protocol):
     """Where the scheduler records Kubernetes Events."""
 
     def event(
-        self, obj: Mapping[str, Any], type_: str, reason: str, message: str, *, action: str = ""
+        self,
+        obj: Mapping[str, Any],
+        type_: str,
+        reason: str,
+        message: str,
+        *,
+        action: str = "",
+        component: str | None = None,
     ) -> None: ...
 
 
@@ -164,8 +171,10 @@ class _Handle:
     def iterate_waiting_pods(self) -> Iterable[_Waiting]:
         return list(self._s.waiting.values())
 
-    def record_event(self, obj: Mapping[str, Any], type_: str, reason: str, message: str) -> None:
-        self._s.events.event(obj, type_, reason, message)
+    def record_event(
+        self, obj: Mapping[str, Any], type_: str, reason: str, message: str, action: str = ""
+    ) -> None:
+        self._s.events.event(obj, type_, reason, message, action=action, component=self.profile_name)
 
     def call_later(self, delay: float, fn: Callable[[], None]) -> None:
         self._s.clock.call_later(delay, fn)
@@ -614,7 +623,9 @@ class Scheduler:
         if (current.get("metadata") or {}).get("uid") != pod.uid:
             self.queue.delete(pod.uid)
             return
-        self.events.event(current, "Warning", "FailedScheduling", msg, action="Scheduling")
+        self.events.event(
+            current, "Warning", "FailedScheduling", msg, action="Scheduling", component=fw.profile_name
+        )
         self._set_condition(current, reason, msg)
         self.queue.add_unschedulable(qp, plugins | rejecting, cycle, error=error)
         if self.on_decision is not None:

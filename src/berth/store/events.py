@@ -48,18 +48,34 @@ class EventRecorder:
         self.buffered = buffered
         self._seen: dict[tuple[str, str, str, str], tuple[str, str, int]] = {}
         self._seq = 0
-        self._buffer: list[tuple[Mapping[str, Any], str, str, str, str, str, int]] = []
+        self._buffer: list[tuple[Mapping[str, Any], str, str, str, str, str, int, str]] = []
 
     def event(
-        self, obj: Mapping[str, Any], type_: str, reason: str, message: str, *, action: str = ""
+        self,
+        obj: Mapping[str, Any],
+        type_: str,
+        reason: str,
+        message: str,
+        *,
+        action: str = "",
+        component: str | None = None,
     ) -> None:
-        """Record that ``reason``/``message`` happened to ``obj``."""
+        """Record that ``reason``/``message`` happened to ``obj`` (reported by ``component``, default the
+        recorder's own, e.g. a scheduler profile's name)."""
+        item = (
+            obj,
+            type_,
+            reason,
+            message,
+            action,
+            self.store.timestamp(),
+            self.store.now_nanos(),
+            component or self.component,
+        )
         if self.buffered:
-            self._buffer.append(
-                (obj, type_, reason, message, action, self.store.timestamp(), self.store.now_nanos())
-            )
+            self._buffer.append(item)
             return
-        self._write(obj, type_, reason, message, action, self.store.timestamp(), self.store.now_nanos())
+        self._write(*item)
 
     def flush(self) -> int:
         """Write every noted event; returns how many were written."""
@@ -69,7 +85,15 @@ class EventRecorder:
         return len(buf)
 
     def _write(
-        self, obj: Mapping[str, Any], type_: str, reason: str, message: str, action: str, now: str, nanos: int
+        self,
+        obj: Mapping[str, Any],
+        type_: str,
+        reason: str,
+        message: str,
+        action: str,
+        now: str,
+        nanos: int,
+        component: str,
     ) -> None:
         meta = obj.get("metadata") or {}
         uid = meta.get("uid", "")
@@ -100,13 +124,13 @@ class EventRecorder:
             "reason": reason,
             "message": message,
             "type": type_,
-            "source": {"component": self.component},
+            "source": {"component": component},
             "firstTimestamp": now,
             "lastTimestamp": now,
             "count": 1,
             "action": action,
-            "reportingComponent": self.component,
-            "reportingInstance": self.component,
+            "reportingComponent": component,
+            "reportingInstance": component,
         }
         self.store.create(ev)
         self._seen[key] = (ns, name, 1)

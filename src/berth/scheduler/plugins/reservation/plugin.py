@@ -341,7 +341,11 @@ class Reservation:
             status["conditions"].append(_condition("Ready", "True", "Available", now))
         client.update_status({**current, "status": status})
         self.handle.record_event(
-            current, "Normal", "Scheduled", f"Successfully assigned {meta.get('name')} to {node_name}"
+            current,
+            "Normal",
+            "Scheduled",
+            f"Successfully assigned {meta.get('name')} to {node_name}",
+            "Binding",
         )
         return SUCCESS
 
@@ -358,7 +362,7 @@ class Reservation:
             return
         if len(message) > NOTE_LENGTH_LIMIT:
             message = message[: NOTE_LENGTH_LIMIT - 4] + " ..."
-        self.handle.record_event(current, "Warning", "FailedScheduling", message)
+        self.handle.record_event(current, "Warning", "FailedScheduling", message, "Scheduling")
         now = _now(client)
         status = dict(current.get("status") or {})
         conditions = [dict(c) for c in status.get("conditions") or []]
