@@ -569,6 +569,7 @@ class Scheduler:
                 "Scheduled",
                 scheduled_message(pod.namespace, pod.name, node),
                 action="Binding",
+                component=fw.profile_name,
             )
             fw.run_post_bind(state, pod, node)
         if self.on_decision is not None:
