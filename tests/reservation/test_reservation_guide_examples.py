@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from typer.testing import CliRunner
 
 from berth.api.resources import pod_requests
 from berth.cli import app
+from berth.sim.engine import Simulation
 
 # The quick start, re-indented from the guide.
 QUICKSTART_RESERVATION = """
@@ -108,30 +110,39 @@ spec:
   ttl: 1h
 """
 
-# The Deployment's pod template (the Deployment controller is not part of the simulation, so its two
-# replicas are created as plain pods with the template's labels and spec).
-APP_DEMO_TEMPLATE = """
+# The guide's app-demo Deployment (run by Berth's Deployment and ReplicaSet controllers).
+APP_DEMO = """
+apiVersion: apps/v1
+kind: Deployment
 metadata:
-  name: stress
-  labels:
-    app: app-demo # match the owner spec of `reservation-demo-big`
+  name: app-demo
 spec:
-  schedulerName: koord-scheduler # use koord-scheduler
-  containers:
-  - name: stress
-    image: polinux/stress
-    args:
-    - '-c'
-    - '1'
-    command:
-    - stress
-    resources:
-      requests:
-        cpu: 2
-        memory: 10Gi
-      limits:
-        cpu: 4
-        memory: 20Gi
+  replicas: 2
+  selector:
+    matchLabels:
+      app: app-demo
+  template:
+    metadata:
+      name: stress
+      labels:
+        app: app-demo # match the owner spec of `reservation-demo-big`
+    spec:
+      schedulerName: koord-scheduler # use koord-scheduler
+      containers:
+      - name: stress
+        image: polinux/stress
+        args:
+        - '-c'
+        - '1'
+        command:
+        - stress
+        resources:
+          requests:
+            cpu: 2
+            memory: 10Gi
+          limits:
+            cpu: 4
+            memory: 20Gi
 """
 
 
@@ -268,8 +279,8 @@ def test_quickstart_through_the_cli(tmp_path: Path) -> None:
     assert res["status"]["allocatable"] == {"cpu": "500m", "memory": "800Mi"}
 
 
-def multiple_owners_objects() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The cluster (with node-1's existing 780m/1216Mi load), the big reservation and the two app-demo pods."""
+def multiple_owners_objects() -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The cluster (with node-1's existing 780m/1216Mi load), the big reservation and the app-demo Deployment."""
     existing = {
         "apiVersion": "v1",
         "kind": "Pod",
@@ -285,40 +296,42 @@ def multiple_owners_objects() -> tuple[list[dict[str, Any]], list[dict[str, Any]
             ],
         },
     }
-    template = yaml.safe_load(APP_DEMO_TEMPLATE)
-    pods = []
-    for suffix in ("ctnbr", "pzphc"):
-        pods.append(
-            {
-                "apiVersion": "v1",
-                "kind": "Pod",
-                "metadata": {
-                    "name": f"app-demo-798c66db46-{suffix}",
-                    "namespace": "default",
-                    "labels": dict(template["metadata"]["labels"]),
-                },
-                "spec": json.loads(json.dumps(template["spec"])),
-            }
-        )
-    return [*guide_nodes(), existing, yaml.safe_load(BIG_RESERVATION)], pods
+    deployment = yaml.safe_load(APP_DEMO)
+    deployment["metadata"]["namespace"] = "default"
+    return [*guide_nodes(), existing, yaml.safe_load(BIG_RESERVATION)], deployment
+
+
+def app_demo_pods(sim: Simulation) -> list[dict[str, Any]]:
+    """The pods of the app-demo Deployment, by name."""
+    pods = [
+        o
+        for o in sim.objects()
+        if o["kind"] == "Pod" and o["metadata"].get("labels", {}).get("app") == "app-demo"
+    ]
+    return sorted(pods, key=lambda o: o["metadata"]["name"])
 
 
 def test_multiple_owners_land_on_the_pinned_node_within_allocatable() -> None:
-    cluster, pods = multiple_owners_objects()
-    sim = simulate(cluster, [], pods)
+    cluster, deployment = multiple_owners_objects()
+    sim = simulate(cluster, [], [deployment])
     res = get(sim, "Reservation", "reservation-demo-big")
     status = res["status"]
     assert (status["phase"], status["nodeName"]) == ("Available", "node-1")
     assert status["allocatable"] == {"cpu": "6", "memory": "20Gi"}
+    rs = next(o for o in sim.objects() if o["kind"] == "ReplicaSet")
+    pod_hash = rs["metadata"]["labels"]["pod-template-hash"]
+    assert rs["metadata"]["name"] == f"app-demo-{pod_hash}"
+    pods = app_demo_pods(sim)
+    assert len(pods) == 2
     value = allocated_annotation("reservation-demo-big", res["metadata"]["uid"])
-    for p in pods:
-        got = get(sim, "Pod", p["metadata"]["name"])
+    for got in pods:
+        assert re.fullmatch(rf"app-demo-{pod_hash}-[a-z0-9]{{5}}", got["metadata"]["name"])
         assert got["spec"]["nodeName"] == "node-1"
         assert got["metadata"]["annotations"][ALLOCATED] == value
     assert status["allocated"] == {"cpu": "4", "memory": "20Gi"}
-    assert [o["name"] for o in status["currentOwners"]] == sorted(
-        (p["metadata"]["name"] for p in pods),
-        key=lambda n: get(sim, "Pod", n)["metadata"]["uid"],
+    assert status["currentOwners"] == sorted(
+        ({"namespace": "default", "name": p["metadata"]["name"], "uid": p["metadata"]["uid"]} for p in pods),
+        key=lambda o: o["uid"],
     )
     # node-1: 780m + 2*2 cpu of pods + the 2 cpu still reserved = 6780m <= 7800m;
     # memory: 1216Mi + 20Gi of pods + 0 left in the reservation <= 28629692Ki
@@ -330,12 +343,23 @@ def test_multiple_owners_land_on_the_pinned_node_within_allocatable() -> None:
 
 
 def test_multiple_owners_a_third_owner_no_longer_fits_node_1() -> None:
-    """Once the reserved memory is used up, another 10Gi owner must go to node-0 (node-1 has ~6.1Gi left)."""
-    cluster, pods = multiple_owners_objects()
-    third = json.loads(json.dumps(pods[0]))
-    third["metadata"]["name"] = "app-demo-798c66db46-third"
-    sim = simulate(cluster, [], pods, [third])
-    assert get(sim, "Pod", "app-demo-798c66db46-third")["spec"]["nodeName"] == "node-0"
-    assert ALLOCATED not in (
-        get(sim, "Pod", "app-demo-798c66db46-third")["metadata"].get("annotations") or {}
+    """Once the reserved memory is used up, a third 10Gi replica must go to node-0 (node-1 has ~6.1Gi left)."""
+    cluster, deployment = multiple_owners_objects()
+    scale = {
+        "at": "5s",
+        "patch": [
+            {
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
+                "namespace": "default",
+                "name": "app-demo",
+                "patch": {"spec": {"replicas": 3}},
+            }
+        ],
+    }
+    sim = simulate(cluster, [], [deployment], steps=[scale])
+    placed = sorted(
+        (p["spec"].get("nodeName"), ALLOCATED in (p["metadata"].get("annotations") or {}))
+        for p in app_demo_pods(sim)
     )
+    assert placed == [("node-0", False), ("node-1", True), ("node-1", True)]
