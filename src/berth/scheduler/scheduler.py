@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -17,7 +17,7 @@ import numpy as np
 
 from berth.scheduler.cache import SchedulerCache, is_terminal
 from berth.scheduler.framework.config import SchedulerConfig, parse_config
-from berth.scheduler.framework.cycle_state import CycleState
+from berth.scheduler.framework.cycle_state import CycleState, Overlay
 from berth.scheduler.framework.nodetable import IntArray, NodeTable
 from berth.scheduler.framework.plugin import NodeStatusMap, ObjectClient, ObjectEventPlugin, PseudoPodSource
 from berth.scheduler.framework.podinfo import PodInfo
@@ -28,6 +28,7 @@ from berth.scheduler.messages import fit_error_message, scheduled_message
 from berth.scheduler.queue import QueuedPod, SchedulingQueue
 
 POD_KEY = ("", "Pod")
+NOMINATED_NODE_KEY = "berth/nominated-node"
 # the store's refusals (berth.store.errors), named here because the scheduler layer sees the store only
 # through its protocol
 API_ERRORS = frozenset(
@@ -143,6 +144,85 @@ class _Waiting:
         self.sched._finish_wait(self, Status(Code.UNSCHEDULABLE, (message,), plugin))
 
 
+class Nominator:
+    """Pods nominated to nodes (status.nominatedNodeName) and not bound yet, as kube's nominator keeps them."""
+
+    def __init__(self) -> None:
+        self._by_node: dict[str, dict[str, PodInfo]] = {}
+        self._node_of: dict[str, str] = {}
+
+    def set(self, pod: PodInfo, node: str) -> None:
+        """Record (or with ``node`` "" forget) the nomination of ``pod``."""
+        old = self._node_of.pop(pod.uid, None)
+        if old is not None:
+            pods = self._by_node.get(old)
+            if pods is not None:
+                pods.pop(pod.uid, None)
+                if not pods:
+                    del self._by_node[old]
+        if node:
+            self._node_of[pod.uid] = node
+            self._by_node.setdefault(node, {})[pod.uid] = pod
+
+    def node_of(self, uid: str) -> str:
+        """The node ``uid`` is nominated to ("" if none)."""
+        return self._node_of.get(uid, "")
+
+    def on_node(self, node: str) -> Iterable[PodInfo]:
+        """Pods nominated to ``node``."""
+        return self._by_node.get(node, {}).values()
+
+    def __bool__(self) -> bool:
+        return bool(self._node_of)
+
+    def overlay_for(self, pod: PodInfo, table: NodeTable, skip: Iterable[str] = ()) -> Overlay | None:
+        """Requests of pods nominated with equal or higher priority than ``pod``, as extra load on their nodes."""
+        rows: list[int] = []
+        deltas: dict[str, list[int]] = {}
+        nz_cpu: list[int] = []
+        nz_mem: list[int] = []
+        counts: list[int] = []
+        ports: list[tuple[int, tuple[tuple[str, str, int], ...]]] = []
+        skipped = set(skip)
+        for node, pods in self._by_node.items():
+            row = table.index.get(node)
+            if row is None:
+                continue
+            chosen = [
+                p
+                for p in pods.values()
+                if p.uid != pod.uid and p.uid not in skipped and p.priority >= pod.priority
+            ]
+            if not chosen:
+                continue
+            rows.append(row)
+            j = len(rows) - 1
+            for p in chosen:
+                for r, v in p.requests.items():
+                    col = deltas.setdefault(r, [0] * j)
+                    col.extend([0] * (j + 1 - len(col)))
+                    col[j] += v
+                if p.host_ports:
+                    ports.append((row, tuple(p.host_ports)))
+            for col in deltas.values():
+                col.extend([0] * (j + 1 - len(col)))
+            nz_cpu.append(sum(p.nonzero_cpu for p in chosen))
+            nz_mem.append(sum(p.nonzero_memory for p in chosen))
+            counts.append(len(chosen))
+        if not rows:
+            return None
+        # ports are added, not freed: a negative use count in Overlay.ports means "in use"
+        return Overlay(
+            np.asarray(rows, dtype=np.int64),
+            {r: np.asarray(v, dtype=np.int64) for r, v in deltas.items()},
+            np.asarray(nz_cpu, dtype=np.int64),
+            np.asarray(nz_mem, dtype=np.int64),
+            np.asarray(counts, dtype=np.int64),
+            ports,
+            ports_sign=-1,
+        )
+
+
 class _Handle:
     """The framework Handle the scheduler gives the plugins of one profile."""
 
@@ -215,6 +295,17 @@ class _Handle:
         if s.cache.remove_pod(uid) is not None:
             s.queue.move_all("Pod", "Delete")
 
+    def nominated_pods(self, node_name: str) -> list[PodInfo]:
+        return list(self._s.nominator.on_node(node_name))
+
+    def filter_with_changes(
+        self, state: CycleState, pod: PodInfo, node_name: str, removed: Sequence[PodInfo] = ()
+    ) -> Status:
+        return self._s.filter_with_changes(self.profile_name, state, pod, node_name, removed)
+
+    def clear_nomination(self, pod: PodInfo) -> None:
+        self._s.set_nomination(pod, "")
+
 
 class Scheduler:
     """kube-scheduler's core loop over Berth's framework, cache and queue."""
@@ -261,6 +352,7 @@ class Scheduler:
             interested=self._interested,
         )
         self.waiting: dict[str, _Waiting] = {}
+        self.nominator = Nominator()
         self.next_start = 0
         self.stats = SchedulerStats()
         self.on_decision: Callable[[PodInfo, str, Status], None] | None = None
@@ -304,6 +396,8 @@ class Scheduler:
         meta = pod["metadata"]
         uid = meta.get("uid", "")
         node = (pod.get("spec") or {}).get("nodeName")
+        if self.nominator and (type_ == "DELETED" or node) and self.nominator.node_of(uid):
+            self.nominator.set(PodInfo(pod), "")
         if type_ == "DELETED" or (node and is_terminal(pod)):
             w = self.waiting.get(uid)
             if w is not None:
@@ -336,6 +430,9 @@ class Scheduler:
             return
         if self.cache.is_assumed(uid) or uid in self.waiting:
             return
+        nominated = (pod.get("status") or {}).get("nominatedNodeName") or ""
+        if nominated or self.nominator.node_of(uid):
+            self.nominator.set(PodInfo(pod), nominated)
         if type_ == "ADDED" or uid not in self.queue:
             self.queue.add(PodInfo(pod))
             return
@@ -344,6 +441,67 @@ class Scheduler:
             qp.pod.obj = pod
             return
         self.queue.update(PodInfo(pod))
+
+    # ----- nominations and preemption support ----------------------------------------------------
+    def set_nomination(self, pod: PodInfo, node: str) -> None:
+        """Write (or clear, with "") ``pod``'s status.nominatedNodeName and track it."""
+        self.nominator.set(pod, node)
+        try:
+            self.store.patch(
+                POD_KEY,
+                pod.namespace,
+                pod.name,
+                {"status": {"nominatedNodeName": node or None}},
+                subresource="status",
+            )
+        except LookupError:
+            return
+        except Exception as e:
+            if type(e).__name__ != "NotFound":
+                raise
+
+    def filter_with_changes(
+        self, profile: str, state: CycleState, pod: PodInfo, node_name: str, removed: Sequence[PodInfo] = ()
+    ) -> Status:
+        """Filters of ``profile`` for ``pod`` on one node with ``removed`` gone and nominated pods counted."""
+        fw = self.frameworks[profile]
+        table = self.cache.table
+        row = table.index.get(node_name)
+        if row is None:
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("node not found",))
+        overlays: list[Overlay] = []
+        if removed:
+            one = np.asarray([row], dtype=np.int64)
+            deltas: dict[str, int] = {}
+            for p in removed:
+                for r, v in p.requests.items():
+                    deltas[r] = deltas.get(r, 0) - v
+            overlays.append(
+                Overlay(
+                    one,
+                    {r: np.asarray([v], dtype=np.int64) for r, v in deltas.items()},
+                    np.asarray([-sum(p.nonzero_cpu for p in removed)], dtype=np.int64),
+                    np.asarray([-sum(p.nonzero_memory for p in removed)], dtype=np.int64),
+                    np.asarray([-len(removed)], dtype=np.int64),
+                    [(row, tuple(p.host_ports)) for p in removed if p.host_ports],
+                )
+            )
+        if self.nominator:
+            extra = self.nominator.overlay_for(pod, table, skip=(p.uid for p in removed))
+            if extra is not None:
+                overlays.append(extra)
+        if removed and fw.has_pre_filter_extensions:
+            state = state.clone()
+            info = table.info(row)
+            for p in removed:
+                s = fw.run_pre_filter_remove_pod(state, pod, p, info)
+                if not s.is_success():
+                    return s
+        table.apply_overlay(overlays)
+        try:
+            return fw.run_filter_node(state, pod, table.info(row))
+        finally:
+            table.apply_overlay(overlays, -1)
 
     # ----- the scheduling cycle ------------------------------------------------------------
     def schedule_one(self) -> bool:
@@ -379,7 +537,14 @@ class Scheduler:
             return
         if node is None:
             assert failure is not None
-            self._fail(fw, qp, failure, cycle, rejecting=state.get("berth/unschedulable-plugins", set()))
+            self._fail(
+                fw,
+                qp,
+                failure,
+                cycle,
+                rejecting=state.get("berth/unschedulable-plugins", set()),
+                nominated=state.get(NOMINATED_NODE_KEY, ""),
+            )
             return
         self._assume_and_bind(fw, qp, state, pod, node, cycle)
 
@@ -404,6 +569,10 @@ class Scheduler:
                     candidates[i] = True
         else:
             candidates = np.ones(n, dtype=np.bool_)
+        if self.nominator:
+            extra = self.nominator.overlay_for(pod, table)
+            if extra is not None:
+                state.overlay.append(extra)
         overlay = state.overlay
         if overlay:
             table.apply_overlay(overlay)
@@ -425,6 +594,11 @@ class Scheduler:
     ) -> tuple[str | None, Status | None]:
         n = table.size
         outcome = fw.run_filters(state, pod, table, candidates)
+        nominated = self.nominator.node_of(pod.uid) if self.nominator else ""
+        if nominated:
+            row = table.index.get(nominated)
+            if row is not None and outcome.passed[row]:
+                return nominated, None  # kube tries the nominated node first and takes it if it fits
         feasible = self._sample(fw, outcome.passed, narrowed_to is not None)
         if feasible.size == 0:
             reasons: list[str] = []
@@ -462,7 +636,7 @@ class Scheduler:
             return fit
         result, s = fw.run_post_filter(state, pod, statuses)
         if s.is_success() and result is not None and result.nominated_node_name:
-            state.write("berth/nominated-node", result.nominated_node_name)
+            state.write(NOMINATED_NODE_KEY, result.nominated_node_name)
         if s.message:
             return Status(fit.code, (fit.message + " " + s.message.rstrip(".") + ".",), fit.plugin)
         return fit
@@ -595,6 +769,7 @@ class Scheduler:
         *,
         error: bool = False,
         rejecting: set[str] | frozenset[str] = frozenset(),
+        nominated: str = "",
     ) -> None:
         pod = qp.pod
         if error:
@@ -627,17 +802,25 @@ class Scheduler:
         self.events.event(
             current, "Warning", "FailedScheduling", msg, action="Scheduling", component=fw.profile_name
         )
-        self._set_condition(current, reason, msg)
+        self._set_condition(current, reason, msg, nominated)
+        if nominated:
+            self.nominator.set(pod, nominated)
         self.queue.add_unschedulable(qp, plugins | rejecting, cycle, error=error)
         if self.on_decision is not None:
             self.on_decision(pod, "", s)
 
-    def _set_condition(self, pod: Mapping[str, Any], reason: str, message: str) -> None:
+    def _set_condition(self, pod: Mapping[str, Any], reason: str, message: str, nominated: str = "") -> None:
+        """PodScheduled=False with the reason and message (and status.nominatedNodeName when a PostFilter
+        nominated a node); nothing is written when nothing changes, as kube's updatePod."""
         status = pod.get("status") or {}
         conditions = list(status.get("conditions") or [])
+        nominate = bool(nominated) and status.get("nominatedNodeName") != nominated
         for c in conditions:
             if c.get("type") == "PodScheduled":
-                if c.get("status") == "False" and c.get("reason") == reason and c.get("message") == message:
+                same = (
+                    c.get("status") == "False" and c.get("reason") == reason and c.get("message") == message
+                )
+                if same and not nominate:
                     return
                 break
         now = _rfc3339(self.store, self.clock)
@@ -664,6 +847,8 @@ class Scheduler:
         patch: dict[str, Any] = {"status": {"conditions": out}}
         if not status.get("phase"):
             patch["status"]["phase"] = "Pending"
+        if nominate:
+            patch["status"]["nominatedNodeName"] = nominated
         self.store.patch(
             POD_KEY, pod["metadata"]["namespace"], pod["metadata"]["name"], patch, subresource="status"
         )

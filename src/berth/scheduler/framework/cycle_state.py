@@ -16,13 +16,14 @@ BINDING_ANNOTATIONS_KEY = "framework/binding-annotations"
 
 class Overlay:
     """Request deltas for one cycle: per-resource delta arrays aligned with ``rows`` (unique row indices),
-    or covering every row when ``rows`` is None; ``ports`` lists host ports freed on single rows.
+    or covering every row when ``rows`` is None; ``ports`` lists host ports freed (or, with ``ports_sign``
+    -1, taken) on single rows.
 
     Used to show a pod the cluster as it sees it (e.g. a reservation's remainder freed for its owner)
     without copying the node table.
     """
 
-    __slots__ = ("nonzero_cpu", "nonzero_memory", "pods", "ports", "requested", "rows")
+    __slots__ = ("nonzero_cpu", "nonzero_memory", "pods", "ports", "ports_sign", "requested", "rows")
 
     def __init__(
         self,
@@ -32,6 +33,8 @@ class Overlay:
         nonzero_memory: Rows | None = None,
         pods: Rows | None = None,
         ports: list[tuple[int, tuple[tuple[str, str, int], ...]]] | None = None,
+        *,
+        ports_sign: int = 1,
     ) -> None:
         self.rows = rows
         self.requested = requested
@@ -39,6 +42,7 @@ class Overlay:
         self.nonzero_memory = nonzero_memory
         self.pods = pods
         self.ports = ports or []
+        self.ports_sign = ports_sign  # 1: the ports are freed; -1: they are taken
 
 
 class CycleState:

@@ -300,7 +300,7 @@ class NodeTable:
             for row, freed in ov.ports:
                 used = self.ports[row]
                 for port in freed:
-                    left = used.get(port, 0) - sign
+                    left = used.get(port, 0) - sign * ov.ports_sign
                     if left > 0:
                         used[port] = left
                     else:

@@ -137,6 +137,10 @@ class ObjectClient(Protocol):
 
     def create(self, obj: dict[str, Any]) -> dict[str, Any]: ...
 
+    def delete(
+        self, key: tuple[str, str], namespace: str, name: str, *, grace_period_seconds: int | None = None
+    ) -> Any: ...
+
     def update(self, obj: dict[str, Any]) -> dict[str, Any]: ...
 
     def update_status(self, obj: dict[str, Any]) -> dict[str, Any]: ...
@@ -217,6 +221,21 @@ class Handle(Protocol):
 
     def remove_virtual_pod(self, uid: str) -> None:
         """Stop counting the pseudo pod ``uid`` (its resources return to the node)."""
+        ...
+
+    def nominated_pods(self, node_name: str) -> list[PodInfo]:
+        """Pods nominated to ``node_name`` (status.nominatedNodeName) that are not bound yet."""
+        ...
+
+    def filter_with_changes(
+        self, state: CycleState, pod: PodInfo, node_name: str, removed: Sequence[PodInfo] = ()
+    ) -> Status:
+        """Run this profile's Filter plugins for ``pod`` on one node as if ``removed`` were gone from it
+        (with equal-or-higher-priority nominated pods counted, as kube's preemption dry run does)."""
+        ...
+
+    def clear_nomination(self, pod: PodInfo) -> None:
+        """Drop ``pod``'s status.nominatedNodeName (a preemptor took the node it was nominated to)."""
         ...
 
 

@@ -159,10 +159,12 @@ class Framework:
             for p in self.score_plugins
         ]
         self._prefilter_ext: list[tuple[str, PreFilterExtensions]] = []
+        self.has_pre_filter_extensions = False
         for p in self.pre_filter_plugins:
             ext = getattr(p, "pre_filter_extensions", None)
             if ext is not None and isinstance(ext, PreFilterExtensions):
                 self._prefilter_ext.append((p.name, ext))
+                self.has_pre_filter_extensions = True
         self.events: dict[str, list[ClusterEvent]] = {
             n: (p.events_to_register() if isinstance(p, EnqueueExtensions) else ALL_EVENTS)
             for n, p in self.plugins.items()
