@@ -32,6 +32,7 @@ test: lint typecheck layers unit
 bench: $(STAMP)
 	$(BIN)/python benchmarks/scheduling_basic.py
 	$(BIN)/python benchmarks/scheduling_reservations.py
+	$(BIN)/python benchmarks/preemption_async.py
 
 clean:
 	rm -rf $(VENV)

@@ -11,7 +11,7 @@ from builders import FakeHandle, make_node, make_pod, make_table, taint
 from berth.scheduler.framework import CycleState, Framework, Registry, parse_config
 from berth.scheduler.plugins import default_registry
 
-LATER = ("PodTopologySpread", "InterPodAffinity", "DefaultPreemption", "ImageLocality")
+LATER = ("PodTopologySpread", "InterPodAffinity", "ImageLocality")
 EXPECTED = {
     "SchedulingGates",
     "PrioritySort",
@@ -27,6 +27,8 @@ EXPECTED = {
     "VolumeZone",
     "NodeResourcesBalancedAllocation",
     "DefaultBinder",
+    "DefaultPreemption",
+    "NodePreferAvoidPods",
     "Reservation",
 }
 
@@ -87,11 +89,13 @@ def test_default_profile_points() -> None:
         "NodeAffinity": 2,
         "NodeResourcesFit": 1,
         "NodeResourcesBalancedAllocation": 1,
+        "NodePreferAvoidPods": 10000,
         "Reservation": 5000,
     }
     assert fw.points["bind"] == ["DefaultBinder"]
     assert fw.points["reserve"] == ["Reservation"]
     assert fw.points["preBind"] == ["Reservation"]
+    assert fw.points["postFilter"] == ["DefaultPreemption"]
 
 
 def test_cycle_through_framework() -> None:
@@ -121,7 +125,8 @@ def test_cycle_through_framework() -> None:
     # balanced: a: |0.5 - 0.25| / 2 → 87; d: |0.125 - 0.0625| / 2 → 96
     assert scores.normalized["NodeResourcesBalancedAllocation"].tolist() == [87, 96]
     assert "NodeAffinity" not in scores.normalized
-    assert scores.total.tolist() == [37 + 300 + 87, 9 + 300 + 96]
+    # NodePreferAvoidPods: no avoid lists, so 100 * weight 10000 on every node
+    assert scores.total.tolist() == [37 + 300 + 87 + 1_000_000, 9 + 300 + 96 + 1_000_000]
 
 
 def test_bad_args_fail_framework_construction() -> None:

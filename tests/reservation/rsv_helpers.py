@@ -175,11 +175,25 @@ def allocated_to(sim: Simulation, pod_name: str) -> str | None:
     return None if raw is None else str(json.loads(raw)["name"])
 
 
+PREEMPTION_PART = " preemption: "
+
+
 def pod_message(sim: Simulation, name: str) -> str | None:
-    """The PodScheduled=False message of a pending pod (None when there is none)."""
+    """The filtering part of a pending pod's PodScheduled=False message (None when there is none).
+
+    DefaultPreemption appends its own "preemption: ..." text (tested in tests/preemption); these tests are
+    about what the filters say, so that part is checked only for being kube's no-victims wording.
+    """
     for c in get(sim, "Pod", name).get("status", {}).get("conditions") or []:
         if c["type"] == "PodScheduled" and c["status"] == "False":
-            return str(c["message"])
+            message = str(c["message"])
+            fit, _, preemption = message.partition(PREEMPTION_PART)
+            if preemption:
+                assert preemption.startswith("0/"), message
+                assert "No preemption victims found for incoming pod" in preemption or (
+                    "Preemption is not helpful for scheduling" in preemption
+                ), message
+            return fit
     return None
 
 

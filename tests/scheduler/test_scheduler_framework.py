@@ -154,7 +154,8 @@ def test_per_node_filter_and_postfilter_message() -> None:
     sim = simulate([node("a"), node("b"), pod("p")], {"reject": ["a", "b"]})
     assert state_of(sim, "p") == (
         None,
-        "0/2 nodes are available: 2 node(s) were rejected by Recorder. recorder: nothing to do.",
+        "0/2 nodes are available: 2 node(s) were rejected by Recorder. preemption: 0/2 nodes are available: "
+        "2 No preemption victims found for incoming pod., recorder: nothing to do.",
     )
     assert LOG[0] == "postfilter p a,b"
 
@@ -168,7 +169,8 @@ def test_prefilter_result_with_no_existing_node() -> None:
     sim = simulate([node("a"), node("b"), pod("p")], {"only": []})
     assert state_of(sim, "p") == (
         None,
-        "0/2 nodes are available: node(s) didn't satisfy plugin(s) [Recorder]. recorder: nothing to do.",
+        "0/2 nodes are available: node(s) didn't satisfy plugin(s) [Recorder]. preemption: 0/2 nodes are "
+        "available: 2 Preemption is not helpful for scheduling., recorder: nothing to do.",
     )
 
 

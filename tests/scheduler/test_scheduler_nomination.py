@@ -58,7 +58,10 @@ def test_lower_priority_pod_respects_a_nomination() -> None:
     )
     assert pods["low"]["spec"].get("nodeName") is None
     cond = next(c for c in pods["low"]["status"]["conditions"] if c["type"] == "PodScheduled")
-    assert cond["message"] == "0/1 nodes are available: 1 Insufficient cpu."
+    assert cond["message"] == (
+        "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: "
+        "1 No preemption victims found for incoming pod."
+    )
 
 
 def test_equal_priority_pod_respects_a_nomination() -> None:

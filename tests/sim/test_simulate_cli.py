@@ -39,7 +39,8 @@ def test_quickstart_placements_and_reason(simulate: Simulate) -> None:
     cond = next(c for c in giant["status"]["conditions"] if c["type"] == "PodScheduled")
     expected = (
         "0/3 nodes are available: 1 node(s) had untolerated taint {nvidia.com/gpu: present}, "
-        "2 Insufficient cpu."
+        "2 Insufficient cpu. preemption: 0/3 nodes are available: 1 Preemption is not helpful for "
+        "scheduling, 2 No preemption victims found for incoming pod."
     )
     assert (cond["status"], cond["reason"], cond["message"]) == ("False", "Unschedulable", expected)
     failed = [e for e in r.events("giant") if e["reason"] == "FailedScheduling"]

@@ -724,3 +724,58 @@ def _validate_deployment(obj: Mapping[str, Any], ctx: Context) -> None:
 
 register_validator("apps", "ReplicaSet", _validate_replica_set)
 register_validator("apps", "Deployment", _validate_deployment)
+
+
+# -- policy/v1 PodDisruptionBudget --------------------------------------------------------------
+
+_UNHEALTHY_POD_EVICTION_POLICIES = ("AlwaysAllow", "IfHealthyBudget")
+_MAX_DISRUPTIONS_ANNOTATION = "berth.dev/max-disruptions"
+
+
+def _validate_pdb_int_or_percent(path: str, value: object, ctx: Context) -> None:
+    """ValidatePositiveIntOrPercent and IsNotMoreThan100Percent."""
+    number = _int_or_percent(path, value, ctx)
+    if isinstance(value, str) and number is not None and number > 100:
+        ctx.invalid(path, value, "must not be greater than 100%")
+
+
+def _validate_pdb(obj: Mapping[str, Any], ctx: Context) -> None:
+    """ValidatePodDisruptionBudgetSpec, plus Berth's ``berth.dev/max-disruptions`` annotation ("N/DURATION")."""
+    from berth.api.labels import LabelSelectorError, compile_label_selector
+    from berth.api.wellknown import parse_duration
+
+    spec = ctx.mapping("spec", obj.get("spec"))
+    min_available, max_unavailable = spec.get("minAvailable"), spec.get("maxUnavailable")
+    if min_available is not None and max_unavailable is not None:
+        ctx.invalid("spec", spec, "minAvailable and maxUnavailable cannot be both set")
+    if min_available is not None:
+        _validate_pdb_int_or_percent("spec.minAvailable", min_available, ctx)
+    if max_unavailable is not None:
+        _validate_pdb_int_or_percent("spec.maxUnavailable", max_unavailable, ctx)
+    raw = spec.get("selector")
+    if raw is not None:
+        try:
+            compile_label_selector(ctx.mapping("spec.selector", raw))
+        except LabelSelectorError as e:
+            detail = "not a valid selector operator" if e.path.endswith(".operator") else e.message
+            ctx.invalid(f"spec.selector.{e.path}" if e.path else "spec.selector", e.value, detail)
+    policy = spec.get("unhealthyPodEvictionPolicy")
+    if policy is not None and policy not in _UNHEALTHY_POD_EVICTION_POLICIES:
+        ctx.not_supported("spec.unhealthyPodEvictionPolicy", policy, _UNHEALTHY_POD_EVICTION_POLICIES)
+    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    limit = annotations.get(_MAX_DISRUPTIONS_ANNOTATION)
+    if limit is not None:
+        count, _, window = str(limit).partition("/")
+        try:
+            ok = count.isdigit() and parse_duration(window) > 0
+        except ValueError:
+            ok = False
+        if not ok:
+            ctx.invalid(
+                f"metadata.annotations[{_MAX_DISRUPTIONS_ANNOTATION}]",
+                limit,
+                'must be N/DURATION with a positive Go duration (e.g. "1/1h")',
+            )
+
+
+register_validator("policy", "PodDisruptionBudget", _validate_pdb)

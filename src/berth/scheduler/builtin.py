@@ -1,8 +1,8 @@
 """The registry the scheduler uses by default: the built-in plugins plus names reserved for later ones.
 
-kube-scheduler's default profile names PodTopologySpread, InterPodAffinity, ImageLocality and
-DefaultPreemption. Until Berth implements them they are registered as plugins that take part in no
-extension point, so kube's configurations (and Berth's default profile) load unchanged.
+kube-scheduler's default profile names PodTopologySpread, InterPodAffinity and ImageLocality. Until
+Berth implements them they are registered as plugins that take part in no extension point, so kube's
+configurations (and Berth's default profile) load unchanged.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from berth.scheduler.framework.plugin import Handle
 from berth.scheduler.framework.registry import Registry
 from berth.scheduler.plugins import default_registry
 
-NOT_YET_IMPLEMENTED = ("PodTopologySpread", "InterPodAffinity", "ImageLocality", "DefaultPreemption")
+NOT_YET_IMPLEMENTED = ("PodTopologySpread", "InterPodAffinity", "ImageLocality")
 
 
 class ReservedPlugin:

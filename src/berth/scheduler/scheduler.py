@@ -29,6 +29,7 @@ from berth.scheduler.queue import QueuedPod, SchedulingQueue
 
 POD_KEY = ("", "Pod")
 NOMINATED_NODE_KEY = "berth/nominated-node"
+OVERLAY_APPLIED_KEY = "berth/overlay-applied"  # the cycle's overlays (incl. nominated pods) are on the table
 # the store's refusals (berth.store.errors), named here because the scheduler layer sees the store only
 # through its protocol
 API_ERRORS = frozenset(
@@ -175,8 +176,11 @@ class Nominator:
     def __bool__(self) -> bool:
         return bool(self._node_of)
 
-    def overlay_for(self, pod: PodInfo, table: NodeTable, skip: Iterable[str] = ()) -> Overlay | None:
-        """Requests of pods nominated with equal or higher priority than ``pod``, as extra load on their nodes."""
+    def overlay_for(
+        self, pod: PodInfo, table: NodeTable, skip: Iterable[str] = (), node: str | None = None
+    ) -> Overlay | None:
+        """Requests of pods nominated with equal or higher priority than ``pod``, as extra load on their nodes
+        (only ``node``'s when given)."""
         rows: list[int] = []
         deltas: dict[str, list[int]] = {}
         nz_cpu: list[int] = []
@@ -184,8 +188,14 @@ class Nominator:
         counts: list[int] = []
         ports: list[tuple[int, tuple[tuple[str, str, int], ...]]] = []
         skipped = set(skip)
-        for node, pods in self._by_node.items():
-            row = table.index.get(node)
+        if node is not None:
+            items: Iterable[tuple[str, dict[str, PodInfo]]] = (
+                [(node, self._by_node[node])] if node in self._by_node else []
+            )
+        else:
+            items = self._by_node.items()
+        for name, pods in items:
+            row = table.index.get(name)
             if row is None:
                 continue
             chosen = [
@@ -486,8 +496,8 @@ class Scheduler:
                     [(row, tuple(p.host_ports)) for p in removed if p.host_ports],
                 )
             )
-        if self.nominator:
-            extra = self.nominator.overlay_for(pod, table, skip=(p.uid for p in removed))
+        if self.nominator and not state.get(OVERLAY_APPLIED_KEY):
+            extra = self.nominator.overlay_for(pod, table, skip=(p.uid for p in removed), node=node_name)
             if extra is not None:
                 overlays.append(extra)
         if removed and fw.has_pre_filter_extensions:
@@ -576,11 +586,13 @@ class Scheduler:
         overlay = state.overlay
         if overlay:
             table.apply_overlay(overlay)
+            state.write(OVERLAY_APPLIED_KEY, True)
         try:
             return self._filter_and_score(fw, state, pod, table, pre.node_names, narrowed_by, candidates)
         finally:
             if overlay:
                 table.apply_overlay(overlay, -1)
+                state.write(OVERLAY_APPLIED_KEY, False)
 
     def _filter_and_score(
         self,

@@ -15,9 +15,12 @@ from typing import Any
 from berth.api.kinds import lookup_kind
 from berth.api.manifest import Manifest
 from berth.clock import SimClock
+from berth.controllers.disruption import DisruptionController
 from berth.controllers.kubelet import SimKubelet
+from berth.controllers.podgc import PodGCController
 from berth.controllers.reservation import ReservationController
 from berth.controllers.workloads import WorkloadControllers
+from berth.descheduler.drain import DrainError, DrainResult, cordon, drain, uncordon
 from berth.scheduler.builtin import builtin_registry
 from berth.scheduler.framework.config import SchedulerConfig
 from berth.scheduler.framework.registry import Registry
@@ -62,6 +65,11 @@ class Simulation:
         self.kubelet = SimKubelet(self.store, self.clock, is_not_found=lambda e: isinstance(e, NotFound))
         self.reservations = ReservationController(self.store, self.clock)
         self.workloads = WorkloadControllers(self.store, self.clock)
+        self.disruption = DisruptionController(
+            self.store, self.clock, recorder=EventRecorder(self.store, component="controllermanager")
+        )
+        self.podgc = PodGCController(self.store, self.clock)
+        self.drains: list[DrainResult] = []
         self._pending: deque[WatchEvent] = deque()
         self._unsubscribe = self.store.subscribe(self._pending.append)
         self.step_errors: list[str] = []
@@ -91,8 +99,49 @@ class Simulation:
                     self.store.patch(key, ns, ref.name, {"status": patch["status"]}, subresource="status")
             except StoreError as e:
                 self._refused(step, e)
+        self._node_steps(step)
         if self.on_step is not None:
             self.on_step(step)
+
+    def _node_steps(self, step: Step) -> None:
+        """Cordon, uncordon and drain nodes as ``kubectl cordon/uncordon/drain`` would."""
+        for node in step.cordon:
+            try:
+                cordon(self.store, node)
+            except StoreError as e:
+                self._refused(step, e)
+        for node in step.uncordon:
+            try:
+                uncordon(self.store, node)
+            except StoreError as e:
+                self._refused(step, e)
+        for spec in step.drain:
+            try:
+                drain(
+                    self.store,
+                    self.clock,
+                    spec.node,
+                    timeout=spec.timeout,
+                    force=spec.force,
+                    grace_period_seconds=spec.grace_period_seconds,
+                    on_done=self._drain_done,
+                )
+            except DrainError as e:
+                self.step_errors.append(
+                    f'at {step.at:g}s: error: unable to drain node "{spec.node}" due to error: {e}, '
+                    "continuing command..."
+                )
+            except StoreError as e:
+                self._refused(step, e)
+
+    def _drain_done(self, result: DrainResult) -> None:
+        """Keep a finished drain's result; a failed one is reported like kubectl reports it."""
+        self.drains.append(result)
+        if not result.ok:
+            self.step_errors.append(
+                f'at {result.finished:g}s: error: unable to drain node "{result.node}" due to error: '
+                f"{result.error}, continuing command..."
+            )
 
     def _refused(self, step: Step, e: StoreError) -> None:
         """The API refused a step's request; the run goes on, as kubectl apply would for that object."""
@@ -116,6 +165,10 @@ class Simulation:
                 reservations.handle_event(ev.type, obj)
             if kind in ("Pod", "ReplicaSet", "Deployment"):
                 self.workloads.handle_event(ev.type, obj)
+            if kind in ("Pod", "PodDisruptionBudget", "ReplicaSet", "Deployment"):
+                self.disruption.handle_event(ev.type, obj)
+            if kind in ("Pod", "Node"):
+                self.podgc.handle_event(ev.type, obj)
         return True
 
     def run_until_idle(self) -> None:

@@ -292,7 +292,28 @@ def _deployment_columns(wide: bool) -> Columns:
     return head, row
 
 
+def _pdb_columns(wide: bool) -> Columns:
+    """kubectl's PodDisruptionBudget columns (an unset bound prints as N/A)."""
+
+    def bound(value: object) -> str:
+        return "N/A" if value is None else str(value)
+
+    def row(o: Mapping[str, Any], now: datetime) -> Row:
+        meta, spec, status = o.get("metadata") or {}, o.get("spec") or {}, o.get("status") or {}
+        return [
+            meta.get("namespace", ""),
+            meta.get("name", ""),
+            bound(spec.get("minAvailable")),
+            bound(spec.get("maxUnavailable")),
+            str(status.get("disruptionsAllowed", 0)),
+            _age(o, now),
+        ]
+
+    return ["NAMESPACE", "NAME", "MIN AVAILABLE", "MAX UNAVAILABLE", "ALLOWED DISRUPTIONS", "AGE"], row
+
+
 TABLES: dict[str, Callable[[bool], Columns]] = {
+    "PodDisruptionBudget": _pdb_columns,
     "ReplicaSet": _rs_columns,
     "Deployment": _deployment_columns,
     "Reservation": _reservation_columns,

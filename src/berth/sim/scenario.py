@@ -1,4 +1,5 @@
-"""Berth's Scenario format: timed create / delete / patch steps over Kubernetes objects.
+"""Berth's Scenario format: timed create / delete / patch steps over Kubernetes objects, and node
+drain / cordon / uncordon steps.
 
 Plain objects read alongside a Scenario count as a step at 0s, in the order they were read.
 """
@@ -28,6 +29,16 @@ class ObjectRef:
     name: str
 
 
+@dataclass(frozen=True, slots=True)
+class DrainSpec:
+    """A ``drain:`` step: the node, an overall timeout (None: none), force, and a grace-period override."""
+
+    node: str
+    timeout: float | None = None
+    force: bool = False
+    grace_period_seconds: int | None = None
+
+
 @dataclass(slots=True)
 class Step:
     """What happens at one virtual time."""
@@ -36,6 +47,13 @@ class Step:
     create: list[dict[str, Any]] = field(default_factory=list)
     delete: list[ObjectRef] = field(default_factory=list)
     patch: list[tuple[ObjectRef, dict[str, Any]]] = field(default_factory=list)
+    drain: list[DrainSpec] = field(default_factory=list)
+    cordon: list[str] = field(default_factory=list)
+    uncordon: list[str] = field(default_factory=list)
+
+    def has_actions(self) -> bool:
+        """Whether the step does more than create objects."""
+        return bool(self.delete or self.patch or self.drain or self.cordon or self.uncordon)
 
 
 @dataclass(slots=True)
@@ -83,6 +101,82 @@ def _ref(d: Any, name: str, path: str, source: str) -> ObjectRef:
     return ObjectRef(d["apiVersion"], d["kind"], str(d.get("namespace") or ""), d["name"])
 
 
+_STEP_FIELDS = ("at", "create", "delete", "patch", "drain", "cordon", "uncordon")
+_DRAIN_FIELDS = ("node", "timeout", "force", "gracePeriodSeconds")
+
+
+def _node_names(value: Any, name: str, path: str, source: str) -> list[str]:
+    """``cordon:`` / ``uncordon:`` values: a node name or a list of them."""
+    items = value if isinstance(value, list) else [value]
+    for j, v in enumerate(items):
+        if not isinstance(v, str) or not v:
+            where = f"{path}[{j}]" if isinstance(value, list) else path
+            raise InvalidObjectError(
+                SCENARIO_KIND, name, where, v, "Invalid value: must be a node name", source=source
+            )
+    return list(items)
+
+
+def _drain_spec(value: Any, name: str, path: str, source: str) -> DrainSpec:
+    """A ``drain:`` value: ``NODE`` or ``{node: NODE, timeout: 5m, force: true, gracePeriodSeconds: 0}``."""
+    if isinstance(value, str) and value:
+        return DrainSpec(value)
+    if not isinstance(value, Mapping):
+        raise InvalidObjectError(
+            SCENARIO_KIND, name, path, value, "Invalid value: must be a node name or an object", source=source
+        )
+    unknown = sorted(set(value) - set(_DRAIN_FIELDS))
+    if unknown:
+        supported = ", ".join(f'"{f}"' for f in _DRAIN_FIELDS)
+        raise InvalidObjectError(
+            SCENARIO_KIND,
+            name,
+            f"{path}.{unknown[0]}",
+            unknown[0],
+            f'Unsupported value: "{unknown[0]}": supported values: {supported}',
+            source=source,
+        )
+    node = value.get("node")
+    if not isinstance(node, str) or not node:
+        raise InvalidObjectError(SCENARIO_KIND, name, f"{path}.node", node, "Required value", source=source)
+    timeout = value.get("timeout")
+    force = value.get("force", False)
+    if not isinstance(force, bool):
+        raise InvalidObjectError(
+            SCENARIO_KIND, name, f"{path}.force", force, "Invalid value: must be a boolean", source=source
+        )
+    grace = value.get("gracePeriodSeconds")
+    if grace is not None and (not isinstance(grace, int) or isinstance(grace, bool)):
+        raise InvalidObjectError(
+            SCENARIO_KIND,
+            name,
+            f"{path}.gracePeriodSeconds",
+            grace,
+            "Invalid value: must be an integer",
+            source=source,
+        )
+    return DrainSpec(
+        node,
+        None if timeout is None else _duration(timeout, name, f"{path}.timeout", source),
+        force,
+        grace,
+    )
+
+
+def _node_steps(st: Mapping[str, Any], step: Step, name: str, path: str, source: str) -> None:
+    """Fill a step's drain / cordon / uncordon actions."""
+    if st.get("drain") is not None:
+        raw = st["drain"]
+        if isinstance(raw, list):
+            step.drain.extend(_drain_spec(d, name, f"{path}.drain[{j}]", source) for j, d in enumerate(raw))
+        else:
+            step.drain.append(_drain_spec(raw, name, f"{path}.drain", source))
+    if st.get("cordon") is not None:
+        step.cordon.extend(_node_names(st["cordon"], name, f"{path}.cordon", source))
+    if st.get("uncordon") is not None:
+        step.uncordon.extend(_node_names(st["uncordon"], name, f"{path}.uncordon", source))
+
+
 def _scenario_steps(obj: Mapping[str, Any], source: str) -> tuple[list[Step], float | None]:
     name = str((obj.get("metadata") or {}).get("name", ""))
     spec = obj.get("spec") or {}
@@ -105,14 +199,15 @@ def _scenario_steps(obj: Mapping[str, Any], source: str) -> tuple[list[Step], fl
             )
         if "at" not in st:
             raise InvalidObjectError(SCENARIO_KIND, name, f"{path}.at", None, "Required value", source=source)
-        unknown = sorted(set(st) - {"at", "create", "delete", "patch"})
+        unknown = sorted(set(st) - set(_STEP_FIELDS))
         if unknown:
+            supported = ", ".join(f'"{f}"' for f in _STEP_FIELDS)
             raise InvalidObjectError(
                 SCENARIO_KIND,
                 name,
                 f"{path}.{unknown[0]}",
                 unknown[0],
-                f'Unsupported value: "{unknown[0]}": supported values: "at", "create", "delete", "patch"',
+                f'Unsupported value: "{unknown[0]}": supported values: {supported}',
                 source=source,
             )
         step = Step(_duration(st["at"], name, f"{path}.at", source))
@@ -139,6 +234,7 @@ def _scenario_steps(obj: Mapping[str, Any], source: str) -> tuple[list[Step], fl
                     SCENARIO_KIND, name, f"{path}.patch[{j}].patch", body, "Required value", source=source
                 )
             step.patch.append((ref, dict(body)))
+        _node_steps(st, step, name, path, source)
         steps.append(step)
     return steps, until
 
@@ -153,7 +249,7 @@ def build_plan(manifests: Sequence[Manifest]) -> Plan:
             steps.extend(sc_steps)
             if sc_until is not None:
                 until = sc_until if until is None else max(until, sc_until)
-        elif steps and steps[-1].at == 0.0 and not steps[-1].delete and not steps[-1].patch:
+        elif steps and steps[-1].at == 0.0 and not steps[-1].has_actions():
             steps[-1].create.append(m.obj)
         else:
             steps.append(Step(0.0, [m.obj]))

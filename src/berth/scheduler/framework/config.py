@@ -89,6 +89,7 @@ DEFAULT_MULTIPOINT: tuple[PluginRef, ...] = (
     PluginRef("DefaultPreemption"),
     PluginRef("NodeResourcesBalancedAllocation", 1),
     PluginRef("ImageLocality", 1),
+    PluginRef("NodePreferAvoidPods", 10000),
     PluginRef("DefaultBinder"),
     PluginRef("Reservation", 5000),
 )

@@ -154,6 +154,9 @@ class Framework:
         self._filters: list[tuple[Any, bool]] = [
             (p, isinstance(p, BatchFilterPlugin)) for p in self.filter_plugins
         ]
+        self._node_filters: list[tuple[Any, bool]] = [
+            (p, isinstance(p, FilterPlugin)) for p in self.filter_plugins
+        ]
         self._scores: list[tuple[Any, bool, bool]] = [
             (p, isinstance(p, BatchScorePlugin), isinstance(p, NormalizeScorePlugin))
             for p in self.score_plugins
@@ -274,10 +277,11 @@ class Framework:
 
     def run_filter_node(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
         """Run every Filter plugin on one node (per-node form); the first failure is returned."""
-        for p, batched in self._filters:
-            if p.name in state.skip_filter:
+        skip = state.skip_filter
+        for p, per_node in self._node_filters:
+            if skip and p.name in skip:
                 continue
-            if not batched or isinstance(p, FilterPlugin):
+            if per_node:
                 s: Status = p.filter(state, pod, node)
             else:
                 s = p.filter_nodes(state, pod, node.table).status_of(node.index)

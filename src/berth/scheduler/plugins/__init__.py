@@ -5,9 +5,11 @@ from __future__ import annotations
 from berth.scheduler.framework import Registry
 from berth.scheduler.plugins import (
     defaultbinder,
+    defaultpreemption,
     nodeaffinity,
     nodename,
     nodeports,
+    nodepreferavoidpods,
     noderesources,
     nodeunschedulable,
     queuesort,
@@ -28,7 +30,9 @@ _PACKAGES = (
     noderesources,
     volume,
     defaultbinder,
+    defaultpreemption,
     reservation,
+    nodepreferavoidpods,
 )
 
 

@@ -1,0 +1,5 @@
+"""The descheduler: components that move pods by evicting them (node drain, cordon and uncordon, ...)."""
+
+from berth.descheduler.drain import Drain, DrainError, DrainResult, cordon, drain, uncordon
+
+__all__ = ["Drain", "DrainError", "DrainResult", "cordon", "drain", "uncordon"]

@@ -1,0 +1,116 @@
+"""Builders and a virtual-time driver for the drain, podgc and disruption-property tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from berth.sim.engine import Simulation
+
+POD = ("", "Pod")
+NODE = ("", "Node")
+PDB = ("policy", "PodDisruptionBudget")
+
+
+def node(name: str, cpu: str = "4") -> dict[str, Any]:
+    """A Node manifest."""
+    res = {"cpu": cpu, "memory": "8Gi", "pods": "110"}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+        "spec": {},
+        "status": {"capacity": res, "allocatable": res},
+    }
+
+
+def deployment(
+    name: str = "web", replicas: int = 3, app: str | None = None, cpu: str = "100m"
+) -> dict[str, Any]:
+    """A Deployment of pods labelled app=<app or name>."""
+    labels = {"app": app or name}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "containers": [{"name": "c", "image": "nginx", "resources": {"requests": {"cpu": cpu}}}]
+                },
+            },
+        },
+    }
+
+
+def budget(name: str, app: str, **bounds: Any) -> dict[str, Any]:
+    """A PDB over app=<app> with minAvailable / maxUnavailable given as keyword arguments."""
+    return {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": name},
+        "spec": {"selector": {"matchLabels": {"app": app}}, **bounds},
+    }
+
+
+def bare_pod(
+    name: str, node_name: str, annotations: dict[str, str] | None = None, owner: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """A pod bound to `node_name` (optionally annotated / owned)."""
+    meta: dict[str, Any] = {"name": name, "labels": {"app": name}}
+    if annotations:
+        meta["annotations"] = annotations
+    if owner:
+        meta["ownerReferences"] = [owner]
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": meta,
+        "spec": {"nodeName": node_name, "containers": [{"name": "c", "image": "nginx"}]},
+    }
+
+
+def advance(sim: Simulation, until: float) -> None:
+    """Run the simulation to virtual time `until` (every timer due by then, and its consequences)."""
+    sim.run_until_idle()
+    while True:
+        nxt = sim.clock.peek()
+        if nxt is None or nxt > until:
+            break
+        sim.clock.step()
+        sim.run_until_idle()
+    sim.clock.run(until=until)
+    sim.run_until_idle()
+
+
+def start(*objects: dict[str, Any], seed: int = 0, until: float = 5.0) -> Simulation:
+    """A simulation holding `objects`, run to `until`."""
+    sim = Simulation(seed=seed)
+    for o in objects:
+        sim.store.create(o)
+    advance(sim, until)
+    return sim
+
+
+def pods_on(sim: Simulation, node_name: str) -> list[str]:
+    """Names of the pods bound to `node_name` (sorted)."""
+    return [p["metadata"]["name"] for p in sim.store.list(POD)[0] if p["spec"].get("nodeName") == node_name]
+
+
+def is_ready(pod: dict[str, Any]) -> bool:
+    """Ready=True and not being deleted."""
+    if pod["metadata"].get("deletionTimestamp"):
+        return False
+    return any(
+        c.get("type") == "Ready" and c.get("status") == "True"
+        for c in (pod.get("status") or {}).get("conditions") or []
+    )
+
+
+def healthy(sim: Simulation, app: str) -> int:
+    """Ready pods of app=<app> not being deleted."""
+    return sum(
+        1 for p in sim.store.list(POD)[0] if p["metadata"].get("labels", {}).get("app") == app and is_ready(p)
+    )

@@ -1,0 +1,288 @@
+"""Berth's eviction extensions: the disruption rate limit and PreferAvoidPods (annotation, expiry, scoring)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+import pytest
+from eviction_helpers import (
+    NODE,
+    POD,
+    advance,
+    controller_ref,
+    get_pdb,
+    new_store,
+    node,
+    pdb,
+    pod,
+    replica_set,
+)
+
+from berth.scheduler.framework import CycleState, NodeTable, PodInfo
+from berth.scheduler.plugins.nodepreferavoidpods import NodePreferAvoidPods, parse_avoid_pods
+from berth.sim.engine import Simulation
+from berth.store.eviction import (
+    ANNOTATION_DISRUPTION_HISTORY,
+    ANNOTATION_PREFER_AVOID_PODS,
+    EvictionBlocked,
+    evict,
+)
+
+T0 = datetime(2024, 1, 1, tzinfo=UTC).timestamp()
+
+
+# ----- rate limit ---------------------------------------------------------------------------------------
+
+
+def test_rate_limit_one_per_hour() -> None:
+    store, clock = new_store()
+    for i in range(3):
+        pod(store, f"web-{i}")
+    pdb(store, allowed=3, annotations={"berth.dev/max-disruptions": "1/1h"})
+    evict(store, "default", "web-0")
+    history = get_pdb(store)["metadata"]["annotations"][ANNOTATION_DISRUPTION_HISTORY]
+    assert history == '[{"pod":"web-0","time":"2024-01-01T00:00:00Z"}]'
+    clock.run(until=10.0)
+    with pytest.raises(EvictionBlocked) as info:
+        evict(store, "default", "web-1")
+    assert info.value.message == "Cannot evict pod as it would violate the pod's disruption budget."
+    assert info.value.causes == [
+        ("DisruptionBudget", "The disruption budget web-pdb allows 1 disruptions per 1h")
+    ]
+    assert info.value.retry_after_seconds == 3590
+    assert get_pdb(store)["status"]["disruptionsAllowed"] == 2  # refused: no debit
+    clock.run(until=3600.0)
+    evict(store, "default", "web-1")
+    assert get_pdb(store)["metadata"]["annotations"][ANNOTATION_DISRUPTION_HISTORY] == (
+        '[{"pod":"web-1","time":"2024-01-01T01:00:00Z"}]'
+    )
+    assert get_pdb(store)["metadata"]["generation"] == 1  # annotations do not bump the generation
+
+
+@pytest.mark.parametrize(
+    ("times", "blocked_at", "retry"),
+    [
+        ((0.0, 60.0), 120.0, 480),
+        ((0.0, 599.0), 599.0, 1),
+    ],
+)
+def test_rate_limit_two_per_ten_minutes(times: tuple[float, ...], blocked_at: float, retry: int) -> None:
+    store, clock = new_store()
+    for i in range(3):
+        pod(store, f"web-{i}")
+    pdb(store, allowed=3, annotations={"berth.dev/max-disruptions": "2/10m"})
+    for i, t in enumerate(times):
+        clock.run(until=t)
+        evict(store, "default", f"web-{i}")
+    clock.run(until=blocked_at)
+    with pytest.raises(EvictionBlocked) as info:
+        evict(store, "default", "web-2")
+    assert info.value.causes[0][1] == "The disruption budget web-pdb allows 2 disruptions per 10m"
+    assert info.value.retry_after_seconds == retry
+    clock.run(until=blocked_at + retry)
+    evict(store, "default", "web-2")
+
+
+def test_rate_limit_dry_run_and_non_debit_evictions() -> None:
+    store, _ = new_store()
+    pod(store, "web-0")
+    pod(store, "done", phase="Succeeded")
+    pdb(store, allowed=3, annotations={"berth.dev/max-disruptions": "0/1h"})
+    with pytest.raises(EvictionBlocked):
+        evict(store, "default", "web-0", dry_run=True)
+    evict(store, "default", "done")  # finished pods bypass budgets and the limit
+    assert ANNOTATION_DISRUPTION_HISTORY not in get_pdb(store)["metadata"]["annotations"]
+
+
+# ----- PreferAvoidPods annotation -----------------------------------------------------------------------
+
+
+def _avoid_doc(store: Any, name: str = "n1") -> dict[str, Any] | None:
+    raw = (store.get(NODE, "", name)["metadata"].get("annotations") or {}).get(ANNOTATION_PREFER_AVOID_PODS)
+    return None if raw is None else dict(json.loads(raw))
+
+
+def test_avoid_writes_kube_avoid_pods_json() -> None:
+    store, _ = new_store()
+    node(store)
+    rs = replica_set(store)
+    pod(store, "web-0", owner=controller_ref(rs))
+    evict(store, "default", "web-0", avoid=True)
+    raw = store.get(NODE, "", "n1")["metadata"]["annotations"][ANNOTATION_PREFER_AVOID_PODS]
+    uid = rs["metadata"]["uid"]
+    assert raw == (
+        '{"preferAvoidPods":[{"podSignature":{"podController":{"apiVersion":"apps/v1","kind":"ReplicaSet",'
+        f'"name":"web","uid":"{uid}","controller":true}}}},"evictionTime":"2024-01-01T00:00:00Z",'
+        '"reason":"Evicted","message":"pod default/web-0 was evicted from this node"}]}'
+    )
+
+
+def test_avoid_refreshes_entry_and_prunes_expired() -> None:
+    store, clock = new_store()
+    node(store)
+    stale = {
+        "podSignature": {"podController": {"kind": "ReplicaSet", "uid": "old", "name": "old"}},
+        "evictionTime": "2023-12-31T22:00:00Z",
+    }
+    forever = {"podSignature": {"podController": {"kind": "ReplicaSet", "uid": "static", "name": "s"}}}
+    store.patch(
+        NODE,
+        "",
+        "n1",
+        {
+            "metadata": {
+                "annotations": {
+                    ANNOTATION_PREFER_AVOID_PODS: json.dumps({"preferAvoidPods": [stale, forever]})
+                }
+            }
+        },
+    )
+    rs = replica_set(store)
+    pod(store, "web-0", owner=controller_ref(rs))
+    pod(store, "web-1", owner=controller_ref(rs))
+    evict(store, "default", "web-0", avoid=True)
+    clock.run(until=100.0)
+    evict(store, "default", "web-1", avoid=True)
+    doc = _avoid_doc(store)
+    assert doc is not None
+    entries = doc["preferAvoidPods"]
+    assert [e["podSignature"]["podController"]["uid"] for e in entries] == ["static", rs["metadata"]["uid"]]
+    assert entries[1]["evictionTime"] == "2024-01-01T00:01:40Z"
+    assert entries[1]["message"] == "pod default/web-1 was evicted from this node"
+
+
+@pytest.mark.parametrize(
+    ("owned", "avoid"),
+    [(False, True), (True, False)],
+    ids=["no-controller", "avoid-off"],
+)
+def test_avoid_not_written(owned: bool, avoid: bool) -> None:
+    store, _ = new_store()
+    node(store)
+    rs = replica_set(store)
+    pod(store, "web-0", owner=controller_ref(rs) if owned else None)
+    evict(store, "default", "web-0", avoid=avoid)
+    assert _avoid_doc(store) is None
+
+
+# ----- NodePreferAvoidPods scoring ----------------------------------------------------------------------
+
+
+def _node(name: str, entries: list[dict[str, Any]] | None = None, raw: str | None = None) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name}
+    if entries is not None:
+        raw = json.dumps({"preferAvoidPods": entries})
+    if raw is not None:
+        meta["annotations"] = {ANNOTATION_PREFER_AVOID_PODS: raw}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": meta,
+        "status": {"allocatable": {"cpu": "4", "pods": 110}},
+    }
+
+
+def _entry(kind: str, uid: str, when: str | None) -> dict[str, Any]:
+    e: dict[str, Any] = {
+        "podSignature": {"podController": {"kind": kind, "uid": uid, "name": "x", "controller": True}}
+    }
+    if when is not None:
+        e["evictionTime"] = when
+    return e
+
+
+def _pod(kind: str | None, uid: str = "rs-1") -> PodInfo:
+    meta: dict[str, Any] = {"name": "p", "namespace": "default", "uid": "p-uid"}
+    if kind is not None:
+        meta["ownerReferences"] = [
+            {"apiVersion": "v1", "kind": kind, "name": "x", "uid": uid, "controller": True}
+        ]
+    return PodInfo({"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": {"containers": []}})
+
+
+def _table() -> NodeTable:
+    table = NodeTable(capacity=4)
+    for n in (
+        _node("fresh", [_entry("ReplicaSet", "rs-1", "2024-01-01T00:30:00Z")]),
+        _node("plain"),
+        _node("expired", [_entry("ReplicaSet", "rs-1", "2023-12-31T23:59:59Z")]),
+        _node("malformed", raw="{not json"),
+        _node("static", [_entry("ReplicationController", "rc-1", None), _entry("ReplicaSet", "rs-2", None)]),
+        _node("other-kind", [_entry("Deployment", "rs-1", "2024-01-01T00:30:00Z")]),
+    ):
+        table.set_node(n)
+    return table
+
+
+@pytest.mark.parametrize(
+    ("pod", "expected"),
+    [
+        (_pod("ReplicaSet"), [0, 100, 100, 100, 100, 100]),
+        (_pod("ReplicaSet", "rs-2"), [100, 100, 100, 100, 0, 100]),
+        (_pod("ReplicationController", "rc-1"), [100, 100, 100, 100, 0, 100]),
+        (_pod("Deployment"), [100] * 6),
+        (_pod("StatefulSet", "rs-1"), [100] * 6),
+        (_pod(None), [100] * 6),
+    ],
+    ids=["rs", "rs-static", "rc", "deployment-kind", "statefulset", "no-controller"],
+)
+def test_scores_per_node_and_batched(pod: PodInfo, expected: list[int]) -> None:
+    plugin = NodePreferAvoidPods(lambda: T0 + 3600.0)  # 01:00: the 00:30 entry is live, 23:59:59 expired
+    table = _table()
+    state = CycleState()
+    assert [plugin.score(state, pod, table.info(i)) for i in range(table.size)] == expected
+    idx = np.arange(table.size, dtype=np.int64)
+    assert plugin.score_nodes(state, pod, table, idx).tolist() == expected
+    sub = np.asarray([4, 0], dtype=np.int64)
+    assert plugin.score_nodes(state, pod, table, sub).tolist() == [expected[4], expected[0]]
+
+
+def test_entries_expire_after_an_hour() -> None:
+    table = _table()
+    pod = _pod("ReplicaSet")
+    live = NodePreferAvoidPods(lambda: T0 + 1800.0 + 3599.0)
+    gone = NodePreferAvoidPods(lambda: T0 + 1800.0 + 3600.0)
+    idx = np.arange(1, dtype=np.int64)
+    assert live.score_nodes(CycleState(), pod, table, idx).tolist() == [0]
+    assert gone.score_nodes(CycleState(), pod, table, idx).tolist() == [100]
+
+
+def test_parse_avoid_pods() -> None:
+    assert parse_avoid_pods(_node("n", raw="[]")) == ()
+    assert parse_avoid_pods(_node("n", [_entry("ReplicaSet", "u", "2024-01-01T00:00:00Z")])) == (
+        ("ReplicaSet", "u", T0),
+    )
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_replacement_avoids_the_node_it_was_evicted_from(seed: int) -> None:
+    sim = Simulation(seed=seed)
+    for name in ("node-a", "node-b"):
+        sim.store.create(
+            _node(name) | {"status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}}
+        )
+    sim.store.create(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "web"},
+            "spec": {
+                "replicas": 1,
+                "selector": {"matchLabels": {"app": "web"}},
+                "template": {
+                    "metadata": {"labels": {"app": "web"}},
+                    "spec": {"containers": [{"name": "c", "image": "x"}]},
+                },
+            },
+        }
+    )
+    advance(sim, 1.0)
+    (first,) = sim.store.list(POD)[0]
+    evict(sim.store, "default", first["metadata"]["name"], grace_period_seconds=0, avoid=True)
+    advance(sim, 2.0)
+    (second,) = sim.store.list(POD)[0]
+    assert second["metadata"]["name"] != first["metadata"]["name"]
+    assert second["spec"]["nodeName"] != first["spec"]["nodeName"]

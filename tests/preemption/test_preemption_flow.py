@@ -1,0 +1,298 @@
+"""DefaultPreemption's messages, eligibility, side effects and reservation-backed preemption, end to end."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+from preemption_helpers import (
+    classes,
+    events,
+    get_pod,
+    node,
+    nominated,
+    pod,
+    preemption_config,
+    scheduled_message,
+    simulate,
+    victims,
+)
+
+from berth.scheduler.builtin import builtin_registry
+from berth.scheduler.framework import CycleState, PodInfo, Status
+from berth.scheduler.framework.status import Code
+from berth.sim.scenario import ObjectRef, Plan, Step
+
+PRIOS = classes(1, 50, 100, 200, 1000)
+RESERVATION = ("scheduling.koordinator.sh", "Reservation")
+
+MESSAGE_CASES = [
+    pytest.param(
+        [node("n1")],
+        [pod("low", "4", prio=1, on="n1")],
+        pod("x", "2", prio=100, never=True),
+        "0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never.",
+        id="preemption-policy-never",
+    ),
+    pytest.param(
+        [node("n1")],
+        [pod("high", "4", prio=200, on="n1")],
+        pod("x", "2", prio=100),
+        "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: "
+        "1 No preemption victims found for incoming pod.",
+        id="no-lower-priority-pods",
+    ),
+    pytest.param(
+        [node("n1", taints=[{"key": "k", "value": "v", "effect": "NoSchedule"}]), node("n2"), node("n3")],
+        [
+            pod("high", "4", prio=200, on="n2"),
+            pod("top", "3", prio=1000, on="n3"),
+            pod("low", "1", prio=1, on="n3"),
+        ],
+        pod("x", "2", prio=100),
+        "0/3 nodes are available: 1 node(s) had untolerated taint {k: v}, 2 Insufficient cpu. preemption: "
+        "0/3 nodes are available: 1 Insufficient cpu, 1 No preemption victims found for incoming pod, "
+        "1 Preemption is not helpful for scheduling.",
+        id="histogram-of-three-kinds",
+    ),
+    pytest.param(
+        [node("n1", cpu="1"), node("n2", cpu="1")],
+        [pod("low", "1", prio=1, on="n1")],
+        {
+            **pod("x", "1", prio=100),
+            "spec": {**pod("x", "1", prio=100)["spec"], "nodeSelector": {"no": "pe"}},
+        },
+        "0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector. preemption: "
+        "0/2 nodes are available: 2 Preemption is not helpful for scheduling.",
+        id="all-unresolvable",
+    ),
+]
+
+
+@pytest.mark.parametrize(("nodes", "pods", "preemptor", "message"), MESSAGE_CASES)
+def test_failure_messages(
+    nodes: list[dict[str, Any]], pods: list[dict[str, Any]], preemptor: dict[str, Any], message: str
+) -> None:
+    sim = simulate([(0.0, PRIOS + nodes + pods), (10.0, [preemptor])], until=10.0)
+    assert scheduled_message(sim, "x") == message
+    assert victims(sim) == []
+    assert nominated(sim, "x") == ""
+
+
+def test_terminating_victims_on_the_nominated_node_block_a_second_preemption() -> None:
+    sim = simulate(
+        [
+            (0.0, [*PRIOS, node("n1"), pod("a", "2", prio=1, on="n1"), pod("b", "2", prio=1, on="n1")]),
+            (10.0, [pod("x", "3", prio=100)]),
+            (20.0, [node("n2", cpu="1")]),  # a node event sends x back to the active queue
+        ],
+        until=20.0,
+    )
+    assert victims(sim) == ["a", "b"]
+    assert [m for who, m in events(sim, "FailedScheduling") if who == "x"] == [
+        "0/1 nodes are available: 1 Insufficient cpu.",
+        "0/2 nodes are available: 2 Insufficient cpu. preemption: not eligible due to a terminating pod on "
+        "the nominated node.",
+    ]
+    assert nominated(sim, "x") == "n1"
+
+
+def test_unresolvable_nominated_node_allows_preempting_elsewhere() -> None:
+    sim = simulate(
+        [
+            (
+                0.0,
+                [
+                    *PRIOS,
+                    node("n1"),
+                    node("n2"),
+                    pod("a", "4", prio=1, on="n1"),
+                    pod("b", "4", prio=50, on="n2"),
+                ],
+            ),
+            (10.0, [pod("x", "3", prio=100)]),
+        ],
+        until=10.0,
+    )
+    assert nominated(sim, "x") == "n1" and victims(sim) == ["a"]
+    taint = {"spec": {"taints": [{"key": "k", "value": "v", "effect": "NoSchedule"}]}}
+    sim.run(Plan([Step(20.0, patch=[(ObjectRef("v1", "Node", "", "n1"), taint)])]), until=20.0)
+    assert nominated(sim, "x") == "n2"
+    assert victims(sim) == ["a", "b"]
+
+
+def test_lower_priority_nominations_on_the_node_are_cleared() -> None:
+    sim = simulate(
+        [
+            (0.0, [*PRIOS, node("n1", cpu="8"), pod("low", "6", prio=1, on="n1")]),
+            (1.0, [pod("nominee-low", "1", prio=50, nominated="n1", gated=True)]),
+            (1.0, [pod("nominee-high", "1", prio=200, nominated="n1", gated=True)]),
+            (10.0, [pod("x", "2", prio=100)]),
+        ],
+        until=10.0,
+    )
+    assert victims(sim) == ["low"]
+    assert nominated(sim, "x") == "n1"
+    assert nominated(sim, "nominee-low") == ""
+    assert nominated(sim, "nominee-high") == "n1"
+
+
+def test_higher_priority_nomination_counts_once_in_the_dry_run() -> None:
+    # n1: 4 cpu, three 1-cpu low pods; a 1-cpu pod of higher priority is nominated there. x (2 cpu) needs
+    # room for itself and the nominee: kube removes two low pods, not three.
+    sim = simulate(
+        [
+            (0.0, [*PRIOS, node("n1")] + [pod(f"low-{i}", "1", prio=1, on="n1") for i in range(3)]),
+            (1.0, [pod("nominee", "1", prio=200, nominated="n1", gated=True)]),
+            (10.0, [pod("x", "2", prio=100)]),
+        ],
+        until=10.0,
+    )
+    assert victims(sim) == ["low-1", "low-2"]
+
+
+class Hold:
+    """A Permit plugin that holds pods labelled hold=yes for a minute."""
+
+    name = "Hold"
+
+    def permit(self, state: CycleState, pod: PodInfo, node_name: str) -> tuple[Status, float]:
+        """Wait for pods labelled hold=yes."""
+        if pod.labels.get("hold") == "yes":
+            return Status(Code.WAIT), 60.0
+        return Status(), 0.0
+
+
+def test_victim_waiting_at_permit_is_rejected_not_deleted() -> None:
+    registry = builtin_registry()
+    registry.register("Hold", lambda args, handle: Hold())
+    config = preemption_config(extra={"plugins": {"permit": {"enabled": [{"name": "Hold"}]}}})
+    sim = simulate(
+        [
+            (0.0, [*PRIOS, node("n1"), pod("waiter", "3", prio=1, labels={"hold": "yes"})]),
+            (10.0, [pod("x", "2", prio=100)]),
+        ],
+        until=10.0,
+        config=config,
+        registry=registry,
+    )
+    waiter = get_pod(sim, "waiter")
+    assert waiter is not None and "deletionTimestamp" not in waiter["metadata"]
+    assert victims(sim) == []  # no DisruptionTarget: it never ran
+    uid = get_pod(sim, "x")["metadata"]["uid"]  # type: ignore[index]
+    assert events(sim, "Preempted") == [("waiter", f"Preempted by pod {uid} on node n1")]
+    assert [m for who, m in events(sim, "FailedScheduling") if who == "waiter"] == ["preempted"]
+    assert nominated(sim, "x") == "n1"
+    # the rejection came while x was being scheduled: x retries after its backoff and takes n1
+    sim.run(Plan([]), until=20.0)
+    assert get_pod(sim, "x")["spec"]["nodeName"] == "n1"  # type: ignore[index]
+
+
+def _reservations(sim: Any) -> list[Mapping[str, Any]]:
+    return list(sim.store.list(RESERVATION)[0])
+
+
+def test_reservation_backed_preemption() -> None:
+    config = preemption_config({"reservePreemptedResources": True})
+    sim = simulate(
+        [
+            (0.0, [*PRIOS, node("n1"), pod("a", "2", prio=1, on="n1"), pod("b", "2", prio=1, on="n1")]),
+            (10.0, [pod("x", "3", prio=100, labels={"app": "x"})]),
+        ],
+        until=10.0,
+        config=config,
+    )
+    x = get_pod(sim, "x")
+    assert x is not None
+    uid = x["metadata"]["uid"]
+    assert victims(sim) == ["a", "b"]
+    [rsv] = _reservations(sim)
+    assert rsv["metadata"]["name"] == f"preemption-{uid}"
+    spec = rsv["spec"]
+    assert spec["owners"] == [{"object": {"name": "x", "namespace": "default", "uid": uid}}]
+    assert spec["allocateOnce"] is True and spec["ttl"] == "5m"
+    assert spec["template"]["metadata"] == {"namespace": "default", "labels": {"app": "x"}}
+    tspec = spec["template"]["spec"]
+    assert tspec["nodeName"] == "n1" and tspec["schedulerName"] == "default-scheduler"
+    assert tspec["containers"] == x["spec"]["containers"] and tspec["priority"] == 100
+    # the victims leave after 30 s; x is bound to n1 and its unused reservation is deleted
+    sim.run(Plan([]), until=60.0)
+    assert get_pod(sim, "x")["spec"]["nodeName"] == "n1"  # type: ignore[index]
+    assert _reservations(sim) == []
+
+
+def test_no_reservation_without_the_arg() -> None:
+    sim = simulate(
+        [
+            (0.0, [*PRIOS, node("n1"), pod("a", "4", prio=1, on="n1")]),
+            (10.0, [pod("x", "3", prio=100)]),
+        ],
+        until=10.0,
+    )
+    assert victims(sim) == ["a"] and _reservations(sim) == []
+
+
+def _reservation_obj(name: str, node_name: str, cpu: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "scheduling.koordinator.sh/v1alpha1",
+        "kind": "Reservation",
+        "metadata": {"name": name},
+        "spec": {
+            "template": {
+                "metadata": {"namespace": "default"},
+                "spec": {
+                    "nodeName": node_name,
+                    "containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}],
+                },
+            },
+            "owners": [{"labelSelector": {"matchLabels": {"app": "nobody"}}}],
+            "ttl": "0",
+        },
+    }
+
+
+def test_reservations_are_never_victims() -> None:
+    sim = simulate(
+        [
+            (0.0, [*PRIOS, node("n1"), _reservation_obj("r1", "n1", "2")]),
+            (1.0, [pod("low", "2", prio=1, on="n1")]),
+            (10.0, [pod("x", "4", prio=100)]),
+        ],
+        until=10.0,
+    )
+    assert victims(sim) == []
+    assert scheduled_message(sim, "x") == (
+        "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 Insufficient cpu."
+    )
+    [rsv] = _reservations(sim)
+    assert rsv["status"]["phase"] == "Available"
+
+
+def test_reserve_pods_never_preempt() -> None:
+    sim = simulate(
+        [
+            (0.0, [*PRIOS, node("n1"), pod("low", "4", prio=1, on="n1")]),
+            (10.0, [_reservation_obj("r1", "n1", "2")]),
+        ],
+        until=10.0,
+    )
+    assert victims(sim) == []
+    [rsv] = _reservations(sim)
+    assert rsv["status"]["phase"] == "Pending"
+    assert rsv["status"]["conditions"][0]["message"] == "0/1 nodes are available: 1 Insufficient cpu."
+
+
+def test_failed_preemption_clears_the_pods_nomination() -> None:
+    sim = simulate(
+        [
+            (0.0, [*PRIOS, node("n1"), pod("high", "4", prio=200, on="n1")]),
+            (10.0, [pod("x", "2", prio=100, nominated="n1")]),
+        ],
+        until=10.0,
+    )
+    assert nominated(sim, "x") == ""
+    assert scheduled_message(sim, "x") == (
+        "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: "
+        "1 No preemption victims found for incoming pod."
+    )

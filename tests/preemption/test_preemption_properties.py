@@ -1,0 +1,44 @@
+"""Properties of preemption over random clusters: victims always rank below their preemptor."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from preemption_helpers import classes, events, get_pod, node, nominated, pod, simulate
+
+PRIORITIES = (1, 50, 100, 200, 1000)
+
+cluster = st.lists(
+    st.lists(st.tuples(st.sampled_from(PRIORITIES[:4]), st.integers(1, 2)), max_size=4),
+    min_size=1,
+    max_size=3,
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cluster, st.sampled_from(PRIORITIES), st.integers(1, 4), st.integers(0, 3))
+def test_victims_have_lower_priority_and_make_room(
+    nodes: list[list[tuple[int, int]]], prio: int, cpu: int, seed: int
+) -> None:
+    objs = [*classes(*PRIORITIES)]
+    for i, pods in enumerate(nodes):
+        objs.append(node(f"n{i}"))
+        objs += [pod(f"p{i}-{j}", str(c), prio=p, on=f"n{i}") for j, (p, c) in enumerate(pods)]
+    sim = simulate([(0.0, objs), (10.0, [pod("x", str(cpu), prio=prio)])], until=10.0, seed=seed)
+    preemptor = get_pod(sim, "x")
+    assert preemptor is not None
+    gone = [name for name, _ in events(sim, "Preempted")]
+    for name in gone:
+        victim = get_pod(sim, name)
+        assert victim is not None and victim["spec"]["priority"] < preemptor["spec"]["priority"]
+    target = nominated(sim, "x")
+    if preemptor["spec"].get("nodeName"):
+        assert not gone  # it fitted without preemption
+        return
+    if not target:
+        assert not gone
+        return
+    assert gone and all(n.startswith(f"{target.replace('n', 'p', 1)}-") for n in gone)
+    row = int(target[1:])
+    left = sum(c for j, (_, c) in enumerate(nodes[row]) if f"p{row}-{j}" not in gone)
+    assert left + cpu <= 4
