@@ -19,7 +19,13 @@ from berth.scheduler.cache import SchedulerCache, is_terminal
 from berth.scheduler.framework.config import SchedulerConfig, parse_config
 from berth.scheduler.framework.cycle_state import CycleState, Overlay
 from berth.scheduler.framework.nodetable import IntArray, NodeTable
-from berth.scheduler.framework.plugin import NodeStatusMap, ObjectClient, ObjectEventPlugin, PseudoPodSource
+from berth.scheduler.framework.plugin import (
+    NodeStatusMap,
+    ObjectClient,
+    ObjectEventPlugin,
+    PseudoPodSource,
+    filter_ignores_node_pods,
+)
 from berth.scheduler.framework.podinfo import PodInfo
 from berth.scheduler.framework.registry import Registry
 from berth.scheduler.framework.runtime import Framework
@@ -29,7 +35,8 @@ from berth.scheduler.queue import QueuedPod, SchedulingQueue
 
 POD_KEY = ("", "Pod")
 NOMINATED_NODE_KEY = "berth/nominated-node"
-OVERLAY_APPLIED_KEY = "berth/overlay-applied"  # the cycle's overlays (incl. nominated pods) are on the table
+OVERLAY_APPLIED_KEY = "berth/overlay-applied"
+STATIC_FILTER_KEY = "berth/pod-independent-filters"  # node -> None (passed) or the Status that rejected it  # the cycle's overlays (incl. nominated pods) are on the table
 # the store's refusals (berth.store.errors), named here because the scheduler layer sees the store only
 # through its protocol
 API_ERRORS = frozenset(
@@ -473,33 +480,29 @@ class Scheduler:
     def filter_with_changes(
         self, profile: str, state: CycleState, pod: PodInfo, node_name: str, removed: Sequence[PodInfo] = ()
     ) -> Status:
-        """Filters of ``profile`` for ``pod`` on one node with ``removed`` gone and nominated pods counted."""
+        """Filters of ``profile`` for ``pod`` on one node with ``removed`` gone and nominated pods counted.
+
+        The node's row is changed in place (plain integer updates) and restored; within one cycle, plugins
+        whose verdict ignores the node's pods run only on the first call for a node.
+        """
         fw = self.frameworks[profile]
         table = self.cache.table
         row = table.index.get(node_name)
         if row is None:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("node not found",))
-        overlays: list[Overlay] = []
-        if removed:
-            one = np.asarray([row], dtype=np.int64)
-            deltas: dict[str, int] = {}
-            for p in removed:
-                for r, v in p.requests.items():
-                    deltas[r] = deltas.get(r, 0) - v
-            overlays.append(
-                Overlay(
-                    one,
-                    {r: np.asarray([v], dtype=np.int64) for r, v in deltas.items()},
-                    np.asarray([-sum(p.nonzero_cpu for p in removed)], dtype=np.int64),
-                    np.asarray([-sum(p.nonzero_memory for p in removed)], dtype=np.int64),
-                    np.asarray([-len(removed)], dtype=np.int64),
-                    [(row, tuple(p.host_ports)) for p in removed if p.host_ports],
-                )
-            )
+        static: dict[str, Status | None] = state.get(STATIC_FILTER_KEY) or {}
+        known = static.get(node_name, False)
+        if isinstance(known, Status):
+            return known  # a filter that ignores the node's pods already rejected this node
+        changes: list[PodInfo] = list(removed)
+        added: list[PodInfo] = []
         if self.nominator and not state.get(OVERLAY_APPLIED_KEY):
-            extra = self.nominator.overlay_for(pod, table, skip=(p.uid for p in removed), node=node_name)
-            if extra is not None:
-                overlays.append(extra)
+            gone = {p.uid for p in removed}
+            added = [
+                p
+                for p in self.nominator.on_node(node_name)
+                if p.uid != pod.uid and p.uid not in gone and p.priority >= pod.priority
+            ]
         if removed and fw.has_pre_filter_extensions:
             state = state.clone()
             info = table.info(row)
@@ -507,11 +510,40 @@ class Scheduler:
                 s = fw.run_pre_filter_remove_pod(state, pod, p, info)
                 if not s.is_success():
                     return s
-        table.apply_overlay(overlays)
+        self._shift_row(table, row, changes, -1)
+        self._shift_row(table, row, added, 1)
         try:
-            return fw.run_filter_node(state, pod, table.info(row))
+            s = fw.run_filter_node(state, pod, table.info(row), pod_dependent_only=known is None)
         finally:
-            table.apply_overlay(overlays, -1)
+            self._shift_row(table, row, changes, 1)
+            self._shift_row(table, row, added, -1)
+        if known is False:
+            # remember whether the pod-independent filters passed here (a failure from one of them is final)
+            static[node_name] = s if s.plugin and filter_ignores_node_pods(fw.plugins.get(s.plugin)) else None
+            state.write(STATIC_FILTER_KEY, static)
+        return s
+
+    @staticmethod
+    def _shift_row(table: NodeTable, row: int, pods: Sequence[PodInfo], sign: int) -> None:
+        """Add (sign 1) or remove (-1) ``pods`` from one row's counters and ports, in place."""
+        if not pods:
+            return
+        for p in pods:
+            for r, v in p.requests.items():
+                col = table.requested.get(r)
+                if col is not None:
+                    col[row] += sign * v
+            table.nonzero_cpu[row] += sign * p.nonzero_cpu
+            table.nonzero_memory[row] += sign * p.nonzero_memory
+            table.pod_count[row] += sign
+            if p.host_ports:
+                ports = table.ports[row]
+                for port in p.host_ports:
+                    left = ports.get(port, 0) + sign
+                    if left > 0:
+                        ports[port] = left
+                    else:
+                        ports.pop(port, None)
 
     # ----- the scheduling cycle ------------------------------------------------------------
     def schedule_one(self) -> bool:

@@ -315,6 +315,12 @@ class FilterPlugin(Protocol):
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status: ...
 
 
+def filter_ignores_node_pods(plugin: object) -> bool:
+    """Whether a Filter plugin declares (``filter_ignores_node_pods = True``) that its verdict depends only on
+    the node object, not on the pods counted on it, so that removing pods (preemption) cannot change it."""
+    return bool(getattr(plugin, "filter_ignores_node_pods", False))
+
+
 @runtime_checkable
 class BatchFilterPlugin(Protocol):
     """The batched form of Filter over every row of the table."""

@@ -34,6 +34,7 @@ from berth.scheduler.framework.plugin import (
     QueueSortPlugin,
     ReservePlugin,
     ScorePlugin,
+    filter_ignores_node_pods,
 )
 from berth.scheduler.framework.podinfo import PodInfo
 from berth.scheduler.framework.registry import Registry
@@ -157,6 +158,9 @@ class Framework:
         self._node_filters: list[tuple[Any, bool]] = [
             (p, isinstance(p, FilterPlugin)) for p in self.filter_plugins
         ]
+        self._pod_dependent_filters = [
+            (p, f) for p, f in self._node_filters if not filter_ignores_node_pods(p)
+        ]
         self._scores: list[tuple[Any, bool, bool]] = [
             (p, isinstance(p, BatchScorePlugin), isinstance(p, NormalizeScorePlugin))
             for p in self.score_plugins
@@ -275,10 +279,15 @@ class Framework:
                     alive[i] = False
         return FilterOutcome(alive, codes, statuses)
 
-    def run_filter_node(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
-        """Run every Filter plugin on one node (per-node form); the first failure is returned."""
+    def run_filter_node(
+        self, state: CycleState, pod: PodInfo, node: NodeInfo, *, pod_dependent_only: bool = False
+    ) -> Status:
+        """Run the Filter plugins on one node (per-node form); the first failure is returned.
+
+        ``pod_dependent_only`` skips plugins whose verdict ignores the pods on the node (the caller already
+        knows they pass), as a preemption dry run does between reprieves."""
         skip = state.skip_filter
-        for p, per_node in self._node_filters:
+        for p, per_node in self._pod_dependent_filters if pod_dependent_only else self._node_filters:
             if skip and p.name in skip:
                 continue
             if per_node:

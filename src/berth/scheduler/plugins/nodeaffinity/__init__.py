@@ -71,6 +71,8 @@ class NodeAffinity:
     """Filter on nodeSelector + required node affinity (+ addedAffinity); score preferred terms."""
 
     name = NAME
+    # its Filter reads only the node object, never the pods on it (see Framework.run_filter_node)
+    filter_ignores_node_pods = True
 
     def __init__(self, args: NodeAffinityArgs) -> None:
         self.args = args

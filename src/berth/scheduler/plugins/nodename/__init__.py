@@ -30,6 +30,8 @@ class NodeName:
     """Filters nodes whose name differs from ``spec.nodeName`` (UnschedulableAndUnresolvable)."""
 
     name = NAME
+    # its Filter reads only the node object, never the pods on it (see Framework.run_filter_node)
+    filter_ignores_node_pods = True
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
         """Per-node form."""

@@ -38,6 +38,8 @@ class NodeUnschedulable:
     """Rejects cordoned nodes (UnschedulableAndUnresolvable) for pods without the matching toleration."""
 
     name = NAME
+    # its Filter reads only the node object, never the pods on it (see Framework.run_filter_node)
+    filter_ignores_node_pods = True
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
         """Per-node form."""

@@ -56,6 +56,8 @@ class TaintToleration:
     """
 
     name = NAME
+    # its Filter reads only the node object, never the pods on it (see Framework.run_filter_node)
+    filter_ignores_node_pods = True
 
     def __init__(self) -> None:
         self._groups = TaintGroupCache()
