@@ -158,9 +158,13 @@ class Nominator:
     def __init__(self) -> None:
         self._by_node: dict[str, dict[str, PodInfo]] = {}
         self._node_of: dict[str, str] = {}
+        self._version = 0
+        self._cached: dict[tuple[int, int, str, int], Overlay | None] = {}
 
     def set(self, pod: PodInfo, node: str) -> None:
         """Record (or with ``node`` "" forget) the nomination of ``pod``."""
+        self._version += 1
+        self._cached.clear()
         old = self._node_of.pop(pod.uid, None)
         if old is not None:
             pods = self._by_node.get(old)
@@ -188,6 +192,19 @@ class Nominator:
     ) -> Overlay | None:
         """Requests of pods nominated with equal or higher priority than ``pod``, as extra load on their nodes
         (only ``node``'s when given)."""
+        if node is None and not skip:
+            own = pod.uid if pod.uid in self._node_of else ""
+            key = (self._version, pod.priority, own, table.layout)
+            if key in self._cached:
+                return self._cached[key]
+            out = self._build_overlay(pod, table, (), None)
+            self._cached[key] = out
+            return out
+        return self._build_overlay(pod, table, skip, node)
+
+    def _build_overlay(
+        self, pod: PodInfo, table: NodeTable, skip: Iterable[str], node: str | None
+    ) -> Overlay | None:
         rows: list[int] = []
         deltas: dict[str, list[int]] = {}
         nz_cpu: list[int] = []
@@ -528,14 +545,21 @@ class Scheduler:
         """Add (sign 1) or remove (-1) ``pods`` from one row's counters and ports, in place."""
         if not pods:
             return
+        totals: dict[str, int] = {}
+        nz_cpu = nz_mem = 0
         for p in pods:
             for r, v in p.requests.items():
-                col = table.requested.get(r)
-                if col is not None:
-                    col[row] += sign * v
-            table.nonzero_cpu[row] += sign * p.nonzero_cpu
-            table.nonzero_memory[row] += sign * p.nonzero_memory
-            table.pod_count[row] += sign
+                totals[r] = totals.get(r, 0) + v
+            nz_cpu += p.nonzero_cpu
+            nz_mem += p.nonzero_memory
+        for r, v in totals.items():
+            col = table.requested.get(r)
+            if col is not None:
+                col[row] += sign * v
+        table.nonzero_cpu[row] += sign * nz_cpu
+        table.nonzero_memory[row] += sign * nz_mem
+        table.pod_count[row] += sign * len(pods)
+        for p in pods:
             if p.host_ports:
                 ports = table.ports[row]
                 for port in p.host_ports:
