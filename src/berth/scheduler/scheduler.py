@@ -18,7 +18,7 @@ import numpy as np
 from berth.scheduler.cache import SchedulerCache, is_terminal
 from berth.scheduler.framework.config import SchedulerConfig, parse_config
 from berth.scheduler.framework.cycle_state import CycleState, Overlay
-from berth.scheduler.framework.nodetable import IntArray, NodeTable
+from berth.scheduler.framework.nodetable import AdjustedNodeInfo, IntArray, NodeTable
 from berth.scheduler.framework.plugin import (
     NodeStatusMap,
     ObjectClient,
@@ -499,8 +499,8 @@ class Scheduler:
     ) -> Status:
         """Filters of ``profile`` for ``pod`` on one node with ``removed`` gone and nominated pods counted.
 
-        The node's row is changed in place (plain integer updates) and restored; within one cycle, plugins
-        whose verdict ignores the node's pods run only on the first call for a node.
+        The filters see a what-if view of the node (AdjustedNodeInfo, per-node plugin forms); within one
+        cycle, plugins whose verdict ignores the node's pods run only on the first call for a node.
         """
         fw = self.frameworks[profile]
         table = self.cache.table
@@ -527,47 +527,13 @@ class Scheduler:
                 s = fw.run_pre_filter_remove_pod(state, pod, p, info)
                 if not s.is_success():
                     return s
-        self._shift_row(table, row, changes, -1)
-        self._shift_row(table, row, added, 1)
-        try:
-            s = fw.run_filter_node(state, pod, table.info(row), pod_dependent_only=known is None)
-        finally:
-            self._shift_row(table, row, changes, 1)
-            self._shift_row(table, row, added, -1)
+        view = AdjustedNodeInfo(table, row, changes, added)
+        s = fw.run_filter_node(state, pod, view, pod_dependent_only=known is None)
         if known is False:
             # remember whether the pod-independent filters passed here (a failure from one of them is final)
             static[node_name] = s if s.plugin and filter_ignores_node_pods(fw.plugins.get(s.plugin)) else None
             state.write(STATIC_FILTER_KEY, static)
         return s
-
-    @staticmethod
-    def _shift_row(table: NodeTable, row: int, pods: Sequence[PodInfo], sign: int) -> None:
-        """Add (sign 1) or remove (-1) ``pods`` from one row's counters and ports, in place."""
-        if not pods:
-            return
-        totals: dict[str, int] = {}
-        nz_cpu = nz_mem = 0
-        for p in pods:
-            for r, v in p.requests.items():
-                totals[r] = totals.get(r, 0) + v
-            nz_cpu += p.nonzero_cpu
-            nz_mem += p.nonzero_memory
-        for r, v in totals.items():
-            col = table.requested.get(r)
-            if col is not None:
-                col[row] += sign * v
-        table.nonzero_cpu[row] += sign * nz_cpu
-        table.nonzero_memory[row] += sign * nz_mem
-        table.pod_count[row] += sign * len(pods)
-        for p in pods:
-            if p.host_ports:
-                ports = table.ports[row]
-                for port in p.host_ports:
-                    left = ports.get(port, 0) + sign
-                    if left > 0:
-                        ports[port] = left
-                    else:
-                        ports.pop(port, None)
 
     # ----- the scheduling cycle ------------------------------------------------------------
     def schedule_one(self) -> bool:

@@ -7,7 +7,7 @@ that work node by node.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -389,3 +389,75 @@ class NodeInfo:
 
     def __repr__(self) -> str:
         return f"NodeInfo({self.name})"
+
+
+class AdjustedNodeInfo(NodeInfo):
+    """A NodeInfo as it would be with some pods removed from the node and others added (a what-if view
+    for preemption dry runs); the table itself is not touched."""
+
+    __slots__ = ("_added", "_deltas", "_nz_cpu", "_nz_mem", "_pods", "_ports", "_removed")
+
+    def __init__(
+        self, table: NodeTable, index: int, removed: Sequence[PodInfo], added: Sequence[PodInfo] = ()
+    ) -> None:
+        super().__init__(table, index)
+        deltas: dict[str, int] = {}
+        nz_cpu = nz_mem = 0
+        for sign, group in ((-1, removed), (1, added)):
+            for p in group:
+                for r, v in p.requests.items():
+                    deltas[r] = deltas.get(r, 0) + sign * v
+                nz_cpu += sign * p.nonzero_cpu
+                nz_mem += sign * p.nonzero_memory
+        self._deltas = deltas
+        self._nz_cpu = nz_cpu
+        self._nz_mem = nz_mem
+        self._pods = len(added) - len(removed)
+        self._removed = removed
+        self._added = added
+        self._ports: dict[Port, int] | None = None
+
+    def requested(self, resource: str) -> int:
+        """Requested amount of ``resource`` in this what-if view."""
+        return super().requested(resource) + self._deltas.get(resource, 0)
+
+    @property
+    def pod_count(self) -> int:
+        """Pods counted on the node in this what-if view."""
+        return int(self.table.pod_count[self.index]) + self._pods
+
+    @property
+    def nonzero_cpu(self) -> int:
+        """Non-zero requested milli-cpu in this what-if view."""
+        return int(self.table.nonzero_cpu[self.index]) + self._nz_cpu
+
+    @property
+    def nonzero_memory(self) -> int:
+        """Non-zero requested memory in this what-if view."""
+        return int(self.table.nonzero_memory[self.index]) + self._nz_mem
+
+    @property
+    def used_ports(self) -> Mapping[Port, int]:
+        """Host ports in use in this what-if view."""
+        if self._ports is None:
+            ports = dict(self.table.ports[self.index])
+            for sign, group in ((-1, self._removed), (1, self._added)):
+                for p in group:
+                    for port in p.host_ports:
+                        left = ports.get(port, 0) + sign
+                        if left > 0:
+                            ports[port] = left
+                        else:
+                            ports.pop(port, None)
+            self._ports = ports
+        return self._ports
+
+    @property
+    def pods(self) -> Mapping[str, PodInfo]:
+        """Pods counted on the node in this what-if view."""
+        out = {uid: p for uid, p in self.table.pods[self.index].items()}
+        for p in self._removed:
+            out.pop(p.uid, None)
+        for p in self._added:
+            out[p.uid] = p
+        return out
