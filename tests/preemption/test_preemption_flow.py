@@ -215,11 +215,37 @@ def test_reservation_backed_preemption() -> None:
     assert spec["template"]["metadata"] == {"namespace": "default", "labels": {"app": "x"}}
     tspec = spec["template"]["spec"]
     assert tspec["nodeName"] == "n1" and tspec["schedulerName"] == "default-scheduler"
-    assert tspec["containers"] == x["spec"]["containers"] and tspec["priority"] == 100
-    # the victims leave after 30 s; x is bound to n1 and its unused reservation is deleted
+    assert tspec["containers"] == x["spec"]["containers"] and "priority" not in tspec
+    # the victims leave after 30 s; the reservation claims their room and x allocates it
     sim.run(Plan([]), until=60.0)
-    assert get_pod(sim, "x")["spec"]["nodeName"] == "n1"  # type: ignore[index]
-    assert _reservations(sim) == []
+    x = get_pod(sim, "x")
+    assert x is not None and x["spec"]["nodeName"] == "n1"
+    assert x["metadata"]["annotations"]["scheduling.koordinator.sh/reservation-allocated"] == (
+        f'{{"name":"preemption-{uid}","uid":"{rsv["metadata"]["uid"]}"}}'
+    )
+    [done] = _reservations(sim)
+    assert done["status"]["phase"] == "Succeeded"
+
+
+@pytest.mark.parametrize(("reserve", "winner"), [(False, "thief"), (True, "x")])
+def test_freed_room_is_not_stolen_with_reservation_backed_preemption(reserve: bool, winner: str) -> None:
+    """A pod that arrives while the victims terminate, outranks the preemptor (so kube's nomination does not
+    hold it off; a same-priority pod is already held off by the nomination) and may not preempt, takes the
+    freed room the moment the victims are gone, unless the preemption reserved it."""
+    config = preemption_config({"reservePreemptedResources": reserve})
+    sim = simulate(
+        [
+            (0.0, [*PRIOS, node("n1"), pod("a", "2", prio=1, on="n1"), pod("b", "2", prio=1, on="n1")]),
+            (10.0, [pod("x", "3", prio=100)]),
+            (20.0, [pod("thief", "3", prio=1000, never=True)]),
+        ],
+        until=120.0,
+        config=config,
+    )
+    bound = {name: (get_pod(sim, name) or {}).get("spec", {}).get("nodeName") for name in ("x", "thief")}
+    assert bound[winner] == "n1"
+    loser = "x" if winner == "thief" else "thief"
+    assert bound[loser] is None
 
 
 def test_no_reservation_without_the_arg() -> None:

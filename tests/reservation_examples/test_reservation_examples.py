@@ -188,7 +188,12 @@ def test_pre_allocation_default_waits_on_the_owner_pod() -> None:
 
 
 def test_pre_allocation_default_available_once_the_pod_terminates() -> None:
-    out = simulate("03-pre-allocation-default", "--until", "1m10s")
+    # deleted at 1m, the pod holds its resources through its 30 s grace period: still Waiting
+    terminating = simulate("03-pre-allocation-default", "--until", "1m10s")
+    assert terminating.get("Pod", "my-app-old")["metadata"]["deletionTimestamp"] == "2024-01-01T00:01:30Z"
+    status = terminating.get("Reservation", "reservation-prealloc")["status"]
+    assert (status["phase"], status["currentOwners"]) == ("Waiting", owners(terminating, "my-app-old"))
+    out = simulate("03-pre-allocation-default", "--until", "1m40s")
     status = out.get("Reservation", "reservation-prealloc")["status"]
     assert status == {
         "phase": "Available",
@@ -196,10 +201,9 @@ def test_pre_allocation_default_available_once_the_pod_terminates() -> None:
         "nodeName": "node-0",
         "conditions": [
             condition("Scheduled", "True", "Scheduled", "2024-01-01T00:00:10Z"),
-            condition("Ready", "True", "Available", "2024-01-01T00:01:00Z"),
+            condition("Ready", "True", "Available", "2024-01-01T00:01:30Z"),
         ],
     }
-    assert out.get("Pod", "my-app-old")["metadata"]["deletionTimestamp"] == "2024-01-01T00:01:30Z"
 
 
 def test_pre_allocation_default_new_owner_lands_in_the_reservation() -> None:
@@ -233,10 +237,10 @@ def test_pre_allocation_cluster_takes_the_highest_priority_pod() -> None:
 
 
 def test_pre_allocation_cluster_available_then_allocated() -> None:
-    mid = simulate("04-pre-allocation-cluster", "--until", "1m10s")
+    mid = simulate("04-pre-allocation-cluster", "--until", "1m40s")
     status = mid.get("Reservation", "reservation-cluster-mode")["status"]
     assert status["phase"] == "Available"
-    assert status["conditions"][1] == condition("Ready", "True", "Available", "2024-01-01T00:01:00Z")
+    assert status["conditions"][1] == condition("Ready", "True", "Available", "2024-01-01T00:01:30Z")
     assert "currentOwners" not in status and "allocated" not in status
     out = simulate("04-pre-allocation-cluster")
     res = out.get("Reservation", "reservation-cluster-mode")
@@ -272,12 +276,12 @@ def test_pre_allocation_multiple_waits_for_every_pod() -> None:
     assert status["allocated"] == {"cpu": "1", "memory": "2Gi"}
     assert status["currentOwners"] == owners(out, "batch-job-2")
     assert sorted(out.pods()) == ["batch-job-2", "batch-job-3"]
-    later = simulate("05-pre-allocation-multiple", "--until", "2m10s")
+    later = simulate("05-pre-allocation-multiple", "--until", "2m40s")
     status = later.get("Reservation", "reservation-multi-pods")["status"]
     assert status["phase"] == "Available"
     assert status["conditions"] == [
         condition("Scheduled", "True", "Scheduled", "2024-01-01T00:00:10Z"),
-        condition("Ready", "True", "Available", "2024-01-01T00:02:00Z"),
+        condition("Ready", "True", "Available", "2024-01-01T00:02:30Z"),
     ]
 
 

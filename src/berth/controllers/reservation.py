@@ -176,7 +176,12 @@ class ReservationController:
                 r_name, r_uid = allocated
                 if r_name not in affected:
                     affected.append(r_name)
-                if type_ != "DELETED" and _running(pod) and r_uid:
+                waiting = ((self._reservations.get(r_name) or {}).get("status") or {}).get(
+                    "phase"
+                ) == PHASE_WAITING
+                # a pre-allocated pod holds its resources until it is gone, even while terminating
+                holding = _running(pod) or (waiting and _not_finished(pod))
+                if type_ != "DELETED" and holding and r_uid:
                     self._owners.setdefault(r_uid, {})[pod_uid] = _Owner(
                         meta.get("namespace") or "default", meta["name"], pod_uid, node, pod_requests(pod)
                     )
@@ -231,7 +236,8 @@ class ReservationController:
             ),
         )
         actual = [(o.uid, o.namespace, o.name) for o in owners]
-        if current == actual and _amounts(status.get("allocated")) == allocated:
+        freed = status.get("phase") == PHASE_WAITING and not owners
+        if current == actual and _amounts(status.get("allocated")) == allocated and not freed:
             return
         new_status = dict(status)
         if allocated:
@@ -414,6 +420,11 @@ def _running(pod: Mapping[str, Any]) -> bool:
     """A pod counts as an owner while it is not being deleted and has not finished."""
     if pod["metadata"].get("deletionTimestamp"):
         return False
+    return (pod.get("status") or {}).get("phase") not in _TERMINAL_POD_PHASES
+
+
+def _not_finished(pod: Mapping[str, Any]) -> bool:
+    """The pod has not reached Succeeded or Failed."""
     return (pod.get("status") or {}).get("phase") not in _TERMINAL_POD_PHASES
 
 

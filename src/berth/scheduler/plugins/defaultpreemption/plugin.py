@@ -13,7 +13,14 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from berth.api.reservation import parse_allocated, parse_rfc3339
+from berth.api.quantity import format_resource
+from berth.api.reservation import (
+    ANNOTATION_RESERVATION_ALLOCATED,
+    allocated_annotation_value,
+    parse_allocated,
+    parse_rfc3339,
+    reservation_requests,
+)
 from berth.scheduler.framework.cycle_state import CycleState
 from berth.scheduler.framework.nodetable import NodeTable
 from berth.scheduler.framework.plugin import Handle, NodeStatusMap, PostFilterResult
@@ -138,7 +145,7 @@ class DefaultPreemption:
         if not s.is_success():
             return None, s
         if self.args.reserve_preempted_resources:
-            self.reserve(pod, best.node)
+            self.reserve(pod, best.node, best.victims.pods)
         return PostFilterResult(best.node), SUCCESS
 
     def _no_candidates(
@@ -275,14 +282,22 @@ class DefaultPreemption:
         )
         return SUCCESS
 
-    def reserve(self, pod: PodInfo, node: str) -> None:
-        """Create (or move to ``node``) the Reservation holding the freed room for ``pod``."""
+    def reserve(self, pod: PodInfo, node: str, victims: Sequence[PodInfo] = ()) -> None:
+        """Create (or move to ``node``) the Reservation holding the freed room for ``pod``.
+
+        It is bound at once, like a pre-allocating reservation: phase Waiting on ``node`` with the victims
+        as the pods whose resources it takes over (they carry its reservation-allocated annotation), so the
+        room is held from the moment the victims leave and the controller makes it Available then."""
         client = self.handle.client
+        if victims and all(parse_allocated(v.obj) is not None for v in victims):
+            return  # the victims' room is already promised to another reservation (an earlier preemption)
+        victims = [v for v in victims if parse_allocated(v.obj) is None]
         obj = preemption_reservation(pod, node)
         try:
             try:
-                client.create(obj)
+                created = client.create(obj)
                 self._reserved[pod.uid] = reservation_name(pod)
+                self._bind_waiting(created, node, victims)
                 return
             except Exception as e:
                 if api_reason(e) != "AlreadyExists":
@@ -305,6 +320,51 @@ class DefaultPreemption:
                 f"failed to reserve the preempted resources on node {node}: {e}",
                 action=m.EVENT_ACTION,
             )
+
+    def _bind_waiting(self, reservation: Mapping[str, Any], node: str, victims: Sequence[PodInfo]) -> None:
+        client = self.handle.client
+        meta = reservation.get("metadata") or {}
+        value = allocated_annotation_value(str(meta.get("name", "")), str(meta.get("uid", "")))
+        for v in victims:
+            try:
+                client.patch(
+                    POD_KEY,
+                    v.namespace,
+                    v.name,
+                    {"metadata": {"annotations": {ANNOTATION_RESERVATION_ALLOCATED: value}}},
+                )
+            except Exception as e:
+                if api_reason(e) != "NotFound":
+                    raise
+        now = self._timestamp()
+        conditions: list[dict[str, Any]] = [
+            {
+                "type": "Scheduled",
+                "status": "True",
+                "reason": "Scheduled",
+                "lastProbeTime": now,
+                "lastTransitionTime": now,
+            }
+        ]
+        if not victims:
+            conditions.append(
+                {
+                    "type": "Ready",
+                    "status": "True",
+                    "reason": "Available",
+                    "lastProbeTime": now,
+                    "lastTransitionTime": now,
+                }
+            )
+        status: dict[str, Any] = {
+            "phase": "Waiting" if victims else "Available",
+            "nodeName": node,
+            "allocatable": {
+                r: format_resource(r, q) for r, q in sorted(reservation_requests(reservation).items())
+            },
+            "conditions": conditions,
+        }
+        client.update_status({**reservation, "status": status})
 
     # ----- following the preemptors ------------------------------------------------------------------
     def watched_kinds(self) -> tuple[str, ...]:

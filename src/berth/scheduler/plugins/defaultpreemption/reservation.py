@@ -3,7 +3,8 @@
 With ``reservePreemptedResources: true`` a successful preemption also creates a Koordinator Reservation
 named ``preemption-<preemptor uid>``, owned by the preemptor alone, pinned to the nominated node, with the
 preemptor's labels, namespace and spec as its template (so it reserves exactly the preemptor's requests and
-is scheduled by the preemptor's profile), ``allocateOnce: true`` and ``ttl: 5m``. When the victims are gone
+is scheduled by the preemptor's profile; without the preemptor's priority, so its reserve pod outranks every
+pod), ``allocateOnce: true`` and ``ttl: 5m``. When the victims are gone
 the reservation claims their room and the preemptor allocates it (allocateOnce then ends it). If the
 preemptor is bound without it (it was scheduled first) or is deleted, the plugin deletes the reservation;
 otherwise it expires after five minutes. A reservation left from an earlier preemption on another node is
@@ -35,6 +36,10 @@ def preemption_reservation(preemptor: PodInfo, node: str) -> dict[str, Any]:
     spec = dict(obj.get("spec") or {})
     spec["nodeName"] = node
     spec["schedulerName"] = preemptor.scheduler_name
+    # no priority: the reserve pod then ranks above every pod (Koordinator's MaxInt32 default), so it claims
+    # the freed room the moment the victims are gone, before any other pod can
+    for field in ("priority", "priorityClassName", "preemptionPolicy", "nominatedNodeName"):
+        spec.pop(field, None)
     template_meta: dict[str, Any] = {"namespace": preemptor.namespace}
     labels = meta.get("labels")
     if labels:
