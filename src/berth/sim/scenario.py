@@ -117,17 +117,13 @@ def _node_names(value: Any, name: str, path: str, source: str) -> list[str]:
     return list(items)
 
 
-def _drain_spec(value: Any, name: str, path: str, source: str) -> DrainSpec:
-    """A ``drain:`` value: ``NODE`` or ``{node: NODE, timeout: 5m, force: true, gracePeriodSeconds: 0}``."""
-    if isinstance(value, str) and value:
-        return DrainSpec(value)
-    if not isinstance(value, Mapping):
-        raise InvalidObjectError(
-            SCENARIO_KIND, name, path, value, "Invalid value: must be a node name or an object", source=source
-        )
-    unknown = sorted(set(value) - set(_DRAIN_FIELDS))
+def _refuse_unknown(
+    value: Mapping[str, Any], fields: Sequence[str], name: str, path: str, source: str
+) -> None:
+    """Refuse the first field of ``value`` not in ``fields`` (apimachinery's Unsupported value wording)."""
+    unknown = sorted(set(value) - set(fields))
     if unknown:
-        supported = ", ".join(f'"{f}"' for f in _DRAIN_FIELDS)
+        supported = ", ".join(f'"{f}"' for f in fields)
         raise InvalidObjectError(
             SCENARIO_KIND,
             name,
@@ -136,6 +132,17 @@ def _drain_spec(value: Any, name: str, path: str, source: str) -> DrainSpec:
             f'Unsupported value: "{unknown[0]}": supported values: {supported}',
             source=source,
         )
+
+
+def _drain_spec(value: Any, name: str, path: str, source: str) -> DrainSpec:
+    """A ``drain:`` value: ``NODE`` or ``{node: NODE, timeout: 5m, force: true, gracePeriodSeconds: 0}``."""
+    if isinstance(value, str) and value:
+        return DrainSpec(value)
+    if not isinstance(value, Mapping):
+        raise InvalidObjectError(
+            SCENARIO_KIND, name, path, value, "Invalid value: must be a node name or an object", source=source
+        )
+    _refuse_unknown(value, _DRAIN_FIELDS, name, path, source)
     node = value.get("node")
     if not isinstance(node, str) or not node:
         raise InvalidObjectError(SCENARIO_KIND, name, f"{path}.node", node, "Required value", source=source)
@@ -199,17 +206,7 @@ def _scenario_steps(obj: Mapping[str, Any], source: str) -> tuple[list[Step], fl
             )
         if "at" not in st:
             raise InvalidObjectError(SCENARIO_KIND, name, f"{path}.at", None, "Required value", source=source)
-        unknown = sorted(set(st) - set(_STEP_FIELDS))
-        if unknown:
-            supported = ", ".join(f'"{f}"' for f in _STEP_FIELDS)
-            raise InvalidObjectError(
-                SCENARIO_KIND,
-                name,
-                f"{path}.{unknown[0]}",
-                unknown[0],
-                f'Unsupported value: "{unknown[0]}": supported values: {supported}',
-                source=source,
-            )
+        _refuse_unknown(st, _STEP_FIELDS, name, path, source)
         step = Step(_duration(st["at"], name, f"{path}.at", source))
         for j, o in enumerate(st.get("create") or []):
             if not isinstance(o, Mapping):
