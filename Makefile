@@ -32,7 +32,9 @@ test: lint typecheck layers unit
 bench: $(STAMP)
 	$(BIN)/python benchmarks/scheduling_basic.py
 	$(BIN)/python benchmarks/scheduling_reservations.py
+	$(BIN)/python benchmarks/gang_scheduling.py
 	$(BIN)/python benchmarks/preemption_async.py
+	$(BIN)/python benchmarks/quota_contention.py
 
 clean:
 	rm -rf $(VENV)

@@ -30,6 +30,8 @@ EXPECTED = {
     "DefaultPreemption",
     "NodePreferAvoidPods",
     "Reservation",
+    "Coscheduling",
+    "CapacityScheduling",
 }
 
 

@@ -594,6 +594,17 @@ def _validate_reservation(obj: Mapping[str, Any], ctx: Context) -> None:
 register_validator("scheduling.koordinator.sh", "Reservation", _validate_reservation)
 
 
+def _validate_elastic_quota(obj: Mapping[str, Any], ctx: Context) -> None:
+    # berth.api.elasticquota imports this module, so it is loaded on first use
+    from berth.api.elasticquota import validate_elastic_quota
+
+    validate_elastic_quota(obj, ctx)
+
+
+for _eq_group in ("scheduling.x-k8s.io", "scheduling.sigs.k8s.io"):
+    register_validator(_eq_group, "ElasticQuota", _validate_elastic_quota)
+
+
 # -- apps/v1 ReplicaSet, Deployment -------------------------------------------------------------
 
 _PERCENT_MSG = (
@@ -779,3 +790,14 @@ def _validate_pdb(obj: Mapping[str, Any], ctx: Context) -> None:
 
 
 register_validator("policy", "PodDisruptionBudget", _validate_pdb)
+
+
+def _validate_pod_group(obj: Mapping[str, Any], ctx: Context) -> None:
+    # berth.api.podgroup imports this module (for typing only), so it is loaded on first use
+    from berth.api.podgroup import validate_pod_group
+
+    validate_pod_group(obj, ctx)
+
+
+register_validator("scheduling.x-k8s.io", "PodGroup", _validate_pod_group)
+register_validator("scheduling.sigs.k8s.io", "PodGroup", _validate_pod_group)

@@ -16,8 +16,10 @@ from berth.api.kinds import lookup_kind
 from berth.api.manifest import Manifest
 from berth.clock import SimClock
 from berth.controllers.disruption import DisruptionController
+from berth.controllers.elasticquota import ElasticQuotaController
 from berth.controllers.kubelet import SimKubelet
 from berth.controllers.podgc import PodGCController
+from berth.controllers.podgroup import PodGroupController
 from berth.controllers.reservation import ReservationController
 from berth.controllers.workloads import WorkloadControllers
 from berth.descheduler.drain import DrainError, DrainResult, cordon, drain, uncordon
@@ -69,6 +71,8 @@ class Simulation:
             self.store, self.clock, recorder=EventRecorder(self.store, component="controllermanager")
         )
         self.podgc = PodGCController(self.store, self.clock)
+        self.podgroups = PodGroupController(self.store, self.clock)
+        self.elasticquotas = ElasticQuotaController(self.store, self.clock)
         self.drains: list[DrainResult] = []
         self._pending: deque[WatchEvent] = deque()
         self._unsubscribe = self.store.subscribe(self._pending.append)
@@ -169,6 +173,10 @@ class Simulation:
                 self.disruption.handle_event(ev.type, obj)
             if kind in ("Pod", "Node"):
                 self.podgc.handle_event(ev.type, obj)
+            if kind in ("Pod", "PodGroup"):
+                self.podgroups.handle_event(ev.type, obj)
+            if kind in ("Pod", "ElasticQuota"):
+                self.elasticquotas.handle_event(ev.type, obj)
         return True
 
     def run_until_idle(self) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -312,7 +313,50 @@ def _pdb_columns(wide: bool) -> Columns:
     return ["NAMESPACE", "NAME", "MIN AVAILABLE", "MAX UNAVAILABLE", "ALLOWED DISRUPTIONS", "AGE"], row
 
 
+def _elastic_quota_columns(wide: bool) -> Columns:
+    """ElasticQuota columns: USED and MAX print the ResourceLists as JSON (a CRD printer column of a map)."""
+
+    def cell(value: object) -> str:
+        return "" if not value else json.dumps(value, separators=(",", ":"), sort_keys=True)
+
+    def row(o: Mapping[str, Any], now: datetime) -> Row:
+        meta, spec, status = o.get("metadata") or {}, o.get("spec") or {}, o.get("status") or {}
+        return [
+            meta.get("namespace", ""),
+            meta.get("name", ""),
+            cell(status.get("used")),
+            cell(spec.get("max")),
+            _age(o, now),
+        ]
+
+    return ["NAMESPACE", "NAME", "USED", "MAX", "AGE"], row
+
+
+def _pod_group_columns(wide: bool) -> Columns:
+    """scheduler-plugins' PodGroup printer columns (a missing value prints as an empty cell)."""
+
+    def cell(value: object) -> str:
+        return "" if value is None else str(value)
+
+    def row(o: Mapping[str, Any], now: datetime) -> Row:
+        meta, spec, status = o.get("metadata") or {}, o.get("spec") or {}, o.get("status") or {}
+        return [
+            meta.get("namespace", ""),
+            meta.get("name", ""),
+            cell(status.get("phase")),
+            cell(spec.get("minMember")),
+            cell(status.get("running")),
+            cell(status.get("succeeded")),
+            cell(status.get("failed")),
+            _age(o, now),
+        ]
+
+    return ["NAMESPACE", "NAME", "PHASE", "MINMEMBER", "RUNNING", "SUCCEEDED", "FAILED", "AGE"], row
+
+
 TABLES: dict[str, Callable[[bool], Columns]] = {
+    "PodGroup": _pod_group_columns,
+    "ElasticQuota": _elastic_quota_columns,
     "PodDisruptionBudget": _pdb_columns,
     "ReplicaSet": _rs_columns,
     "Deployment": _deployment_columns,

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from berth.scheduler.framework import Registry
 from berth.scheduler.plugins import (
+    capacityscheduling,
+    coscheduling,
     defaultbinder,
     defaultpreemption,
     nodeaffinity,
@@ -33,6 +35,8 @@ _PACKAGES = (
     defaultpreemption,
     reservation,
     nodepreferavoidpods,
+    capacityscheduling,
+    coscheduling,
 )
 
 

@@ -1,0 +1,212 @@
+"""CapacityScheduling: scheduler-plugins' ElasticQuota plugin (PreFilter, PostFilter, Reserve).
+
+PreFilter refuses a pod (Unschedulable, so preemption may run) when its namespace's quota would exceed
+max with the pod and the equal-or-higher-priority nominated pods of that namespace, or when the total
+used of all quotas would exceed the total of all min with the pod, those nominated pods and the nominated
+pods of quotas still within their min. Reserve / Unreserve count the pod in its quota; bound pods are
+followed through Pod events, quotas through ElasticQuota events. Namespaces without a quota are not
+governed. PostFilter is quota-aware preemption (see ``preemption``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from berth.api.elasticquota import quota_limits
+from berth.api.resources import pod_requests
+from berth.scheduler.framework.cycle_state import CycleState
+from berth.scheduler.framework.nodetable import NodeTable
+from berth.scheduler.framework.plugin import (
+    ClusterEvent,
+    Handle,
+    NodeStatusMap,
+    PostFilterResult,
+    PreFilterResult,
+)
+from berth.scheduler.framework.podinfo import PodInfo
+from berth.scheduler.framework.status import SUCCESS, Code, Status
+from berth.scheduler.plugins.capacityscheduling.preemption import QuotaPreemption
+from berth.scheduler.plugins.capacityscheduling.quota import (
+    Amounts,
+    PreFilterState,
+    QuotaBook,
+    QuotaInfo,
+    add_into,
+)
+
+NAME = "CapacityScheduling"
+STATE_KEY = "PreFilter" + NAME
+_TERMINAL = ("Succeeded", "Failed")
+
+
+def over_max_message(pod: PodInfo, quota_namespace: str) -> str:
+    """The PreFilter refusal when the pod's quota would exceed its max."""
+    return (
+        f"Pod {pod.namespace}/{pod.name} is rejected in PreFilter because ElasticQuota "
+        f"{quota_namespace} is more than Max"
+    )
+
+
+def over_min_message(pod: PodInfo) -> str:
+    """The PreFilter refusal when the total used of all quotas would exceed the total min."""
+    return (
+        f"Pod {pod.namespace}/{pod.name} is rejected in PreFilter because total ElasticQuota used is more "
+        "than min"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Nominated:
+    priority: int
+    requests: Amounts
+
+
+class CapacityScheduling:
+    """The CapacityScheduling plugin (one QuotaBook per profile)."""
+
+    name = NAME
+
+    def __init__(self, handle: Handle) -> None:
+        self.handle = handle
+        self.book = QuotaBook()
+        self._assigned: dict[str, dict[str, Amounts]] = {}  # namespace -> uid -> requests of bound pods
+        self._where: dict[str, str] = {}  # uid of a bound pod -> namespace
+        self._nominated: dict[str, dict[str, _Nominated]] = {}  # ns -> uid -> a nominated, unbound pod
+        self._nominated_sum: dict[str, dict[str, int]] = {}  # ns -> summed requests of its nominated pods
+        self._preemption = QuotaPreemption(handle, self.book)
+
+    # ----- PreFilter -----------------------------------------------------------------------------
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, table: NodeTable
+    ) -> tuple[PreFilterResult | None, Status]:
+        """Refuse the pod when its quota would exceed max, or the quotas together their total min."""
+        request = pod.requests
+        book = self.book
+        if pod.kind != "Pod" or pod.namespace not in book.infos:
+            state.write(STATE_KEY, PreFilterState(request, request, request))
+            return None, SUCCESS
+        in_quota = dict(request)
+        total = dict(request)
+        for ns, pods in self._nominated.items():
+            if ns == pod.namespace:
+                for uid, n in pods.items():
+                    if uid != pod.uid and n.priority >= pod.priority:
+                        add_into(in_quota, n.requests)
+                        add_into(total, n.requests)
+            elif ns in book.infos and not book.used_over_min(ns):
+                add_into(total, self._nominated_sum[ns])
+        state.write(STATE_KEY, PreFilterState(request, in_quota, total))
+        if book.used_over_max_with(pod.namespace, in_quota):
+            return None, Status(Code.UNSCHEDULABLE, (over_max_message(pod, pod.namespace),))
+        if book.aggregated_over_min_with(total):
+            return None, Status(Code.UNSCHEDULABLE, (over_min_message(pod),))
+        return None, SUCCESS
+
+    # ----- PostFilter ----------------------------------------------------------------------------
+    def post_filter(
+        self, state: CycleState, pod: PodInfo, statuses: NodeStatusMap
+    ) -> tuple[PostFilterResult | None, Status]:
+        """Quota-aware preemption."""
+        pfs = state.get(STATE_KEY)
+        if not isinstance(pfs, PreFilterState):
+            return None, Status(Code.UNSCHEDULABLE, ("not eligible due to failed to read from cycleState",))
+        return self._preemption.preempt(state, pod, statuses, pfs)
+
+    # ----- Reserve -------------------------------------------------------------------------------
+    def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
+        """Count the pod in its namespace's quota."""
+        if pod.kind == "Pod":
+            self.book.add_pod(pod.namespace, pod.uid, pod.requests)
+        return SUCCESS
+
+    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        """Stop counting the pod (its binding failed or it was rejected)."""
+        if pod.kind == "Pod" and pod.uid not in self._where:
+            self.book.remove_pod(pod.namespace, pod.uid)
+
+    # ----- events --------------------------------------------------------------------------------
+    def events_to_register(self) -> list[ClusterEvent]:
+        """Pods leaving free quota; any quota change may admit pods."""
+        return [ClusterEvent("Pod", frozenset({"Delete"})), ClusterEvent("ElasticQuota")]
+
+    def watched_kinds(self) -> tuple[str, ...]:
+        """Pods (bound ones count in quotas; nominated ones in PreFilter) and ElasticQuotas."""
+        return ("Pod", "ElasticQuota")
+
+    def on_object_event(self, type_: str, obj: Mapping[str, Any]) -> None:
+        """Follow one Pod or ElasticQuota change."""
+        kind = obj.get("kind")
+        if kind == "Pod":
+            self._on_pod(type_, obj)
+        elif kind == "ElasticQuota":
+            self._on_quota(type_, obj)
+
+    def _on_pod(self, type_: str, obj: Mapping[str, Any]) -> None:
+        meta = obj.get("metadata") or {}
+        uid = str(meta.get("uid") or "")
+        ns = str(meta.get("namespace") or "default")
+        spec = obj.get("spec") or {}
+        status = obj.get("status") or {}
+        if type_ == "DELETED" or status.get("phase") in _TERMINAL:
+            self._drop_nomination(ns, uid)
+            where = self._where.pop(uid, None)
+            if where is not None:
+                self._assigned.get(where, {}).pop(uid, None)
+            self.book.remove_pod(ns, uid)
+            return
+        if spec.get("nodeName"):
+            self._drop_nomination(ns, uid)
+            if uid in self._where:
+                return
+            requests = pod_requests(obj)
+            self._where[uid] = ns
+            self._assigned.setdefault(ns, {})[uid] = requests
+            self.book.add_pod(ns, uid, requests)
+            return
+        if status.get("nominatedNodeName"):
+            prio = spec.get("priority")
+            nominated = _Nominated(int(prio) if prio is not None else 0, pod_requests(obj))
+            self._drop_nomination(ns, uid)
+            self._nominated.setdefault(ns, {})[uid] = nominated
+            add_into(self._nominated_sum.setdefault(ns, {}), nominated.requests)
+        else:
+            self._drop_nomination(ns, uid)
+
+    def _drop_nomination(self, ns: str, uid: str) -> None:
+        pods = self._nominated.get(ns)
+        if pods is None:
+            return
+        gone = pods.pop(uid, None)
+        if gone is None:
+            return
+        if pods:
+            add_into(self._nominated_sum[ns], gone.requests, -1)
+        else:
+            del self._nominated[ns]
+            del self._nominated_sum[ns]
+
+    def _on_quota(self, type_: str, obj: Mapping[str, Any]) -> None:
+        meta = obj.get("metadata") or {}
+        ns = str(meta.get("namespace") or "default")
+        name = str(meta.get("name") or "")
+        book = self.book
+        existing = book.infos.get(ns)
+        if existing is not None and existing.name != name:
+            return  # only one ElasticQuota per namespace is honoured: the first one seen
+        if type_ == "DELETED":
+            if existing is not None:
+                del book.infos[ns]
+                book.refresh()
+            return
+        min_, max_ = quota_limits(obj)
+        if existing is not None:
+            existing.min = min_
+            existing.max = max_
+        else:
+            info = QuotaInfo(ns, name, min_, max_)
+            for uid, requests in self._assigned.get(ns, {}).items():
+                info.add_pod(uid, requests)
+            book.infos[ns] = info
+        book.refresh()

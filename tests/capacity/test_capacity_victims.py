@@ -1,0 +1,190 @@
+"""Quota-aware victim selection on one node (select_quota_victims / potential_victims)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+from capacity_helpers import GPU, Obj, info, pod, quota
+
+from berth.scheduler.framework.podinfo import PodInfo
+from berth.scheduler.framework.status import Code, Status
+from berth.scheduler.plugins.capacityscheduling import (
+    CapacityScheduling,
+    PreFilterState,
+    select_quota_victims,
+)
+from berth.scheduler.plugins.defaultpreemption import Budget, StartTimes
+
+NODE_GPUS = 10
+QA = quota("a", {GPU: 4}, {GPU: 6})
+QB = quota("b", {GPU: 6}, {GPU: 8})
+
+
+def run_pod(
+    ns: str, name: str, gpu: int, prio: int = 0, start: int = 0, labels: dict[str, str] | None = None
+) -> Obj:
+    """A running pod on n1 started at second ``start`` of 2026-01-01."""
+    return pod(
+        name,
+        ns,
+        {GPU: str(gpu)},
+        prio=prio,
+        on="n1",
+        phase="Running",
+        labels=labels,
+        start=f"2026-01-01T00:00:{start:02d}Z",
+    )
+
+
+def select(
+    quotas: Sequence[Obj], node_pods: Sequence[Obj], preemptor: Obj, budgets: Sequence[Budget] = ()
+) -> tuple[list[str] | None, int, Status]:
+    plugin = CapacityScheduling(handle=None)  # type: ignore[arg-type]
+    for o in [*quotas, *node_pods]:
+        plugin.on_object_event("ADDED", o)
+    infos = [info(o) for o in node_pods]
+    me = info(preemptor)
+
+    def fits_without(removed: Sequence[PodInfo]) -> Status:
+        gone = {p.uid for p in removed}
+        used = sum(p.requests.get(GPU, 0) for p in infos if p.uid not in gone)
+        if used + me.requests.get(GPU, 0) <= NODE_GPUS:
+            return Status()
+        return Status(Code.UNSCHEDULABLE, ("Insufficient nvidia.com/gpu",))
+
+    req = dict(me.requests)
+    pfs = PreFilterState(req, req, req)
+    victims, s = select_quota_victims(
+        me, "n1", infos, fits_without, plugin.book, pfs, budgets, StartTimes(lambda: 1.8e9)
+    )
+    if victims is None:
+        return None, 0, s
+    return [v.name for v in victims.pods], victims.num_pdb_violations, s
+
+
+FULL_A_BORROWING = [
+    run_pod("a", "a1", 2, start=1),
+    run_pod("a", "a2", 2, start=2),
+    run_pod("a", "a3", 1, start=3),
+    run_pod("a", "a4", 1, start=4),
+    run_pod("b", "b1", 4, start=5),
+]
+
+CASES: list[tuple[str, list[Obj], list[Obj], Obj, list[str] | None, str]] = [
+    (
+        "within min: reclaims from the borrowing quota (most important reprieved first)",
+        [QA, QB],
+        [*FULL_A_BORROWING[:4], run_pod("b", "b1", 4, start=5)],
+        pod("p", "b", {GPU: "2"}, prio=0),
+        ["a3", "a4"],
+        "",
+    ),
+    (
+        "within min: higher-priority borrowed pods are victims too",
+        [QA, QB],
+        [
+            run_pod("a", "a1", 3, prio=1000, start=1),
+            run_pod("a", "a2", 3, prio=1000, start=2),
+            run_pod("b", "b1", 4),
+        ],
+        pod("p", "b", {GPU: "2"}, prio=0),
+        ["a2"],
+        "",
+    ),
+    (
+        "within min: the preemptor's own namespace is never a victim",
+        [QA, quota("b", {GPU: 10}, {GPU: 10})],
+        [run_pod("a", "a1", 3), run_pod("b", "b1", 7)],
+        pod("p", "b", {GPU: "2"}, prio=100),
+        None,
+        "No victims found on node n1 for preemptor pod p",
+    ),
+    (
+        "over min: only lower-priority pods of its own namespace",
+        [QA, QB],
+        [
+            run_pod("a", "a1", 2, prio=10),
+            run_pod("a", "a2", 2, prio=0, start=3),
+            run_pod("b", "b1", 6, prio=0),
+        ],
+        pod("p", "a", {GPU: "2"}, prio=5),
+        ["a2"],
+        "",
+    ),
+    (
+        "over min: equal-priority own pods are not victims",
+        [QA, QB],
+        [run_pod("a", "a1", 4, prio=5), run_pod("b", "b1", 6, prio=0)],
+        pod("p", "a", {GPU: "2"}, prio=5),
+        None,
+        "No victims found on node n1 for preemptor pod p",
+    ),
+    (
+        "quota'd preemptor never takes pods of unquota'd namespaces",
+        [QA, QB],
+        [run_pod("free", "f1", 10, prio=0)],
+        pod("p", "b", {GPU: "2"}, prio=100),
+        None,
+        "No victims found on node n1 for preemptor pod p",
+    ),
+    (
+        "unquota'd preemptor takes only lower-priority unquota'd pods",
+        [QA, QB],
+        [run_pod("free", "f1", 4, prio=0), run_pod("a", "a1", 6, prio=0)],
+        pod("p", "free", {GPU: "2"}, prio=100),
+        ["f1"],
+        "",
+    ),
+    (
+        "quota still over max with every victim gone",
+        [quota("a", {GPU: 2}, {GPU: 3}), QB],
+        [run_pod("a", "a1", 3, prio=0)],
+        pod("p", "a", {GPU: "8"}, prio=100),
+        None,
+        "global quota max exceeded",
+    ),
+    (
+        "filters still fail with every victim gone",
+        [QA, QB],
+        [run_pod("a", "a1", 1, prio=0), run_pod("free", "f1", 9)],
+        pod("p", "a", {GPU: "5"}, prio=100),
+        None,
+        "Insufficient nvidia.com/gpu",
+    ),
+    (
+        "a pod that fits back is still a victim when giving it back breaks the total min",
+        [quota("a", {GPU: 1}, {GPU: 6}), quota("b", {GPU: 4}, {GPU: 8})],
+        [run_pod("a", "a1", 2, start=1), run_pod("a", "a2", 2, start=2)],
+        pod("p", "b", {GPU: "2"}, prio=0),
+        ["a2"],
+        "",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("quotas", "node_pods", "preemptor", "want", "message"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
+)
+def test_select_victims(
+    quotas: list[Obj], node_pods: list[Obj], preemptor: Obj, want: list[str] | None, message: str
+) -> None:
+    names, _, s = select(quotas, node_pods, preemptor)
+    assert (names, s.message) == (want, message)
+
+
+def test_pdb_violating_pods_are_reprieved_first() -> None:
+    budget = Budget(
+        {
+            "metadata": {"name": "keep", "namespace": "a"},
+            "spec": {"selector": {"matchLabels": {"app": "keep"}}},
+            "status": {"disruptionsAllowed": 0},
+        }
+    )
+    node_pods = [
+        run_pod("a", "a1", 3, start=1, labels={"app": "keep"}),
+        run_pod("a", "a2", 3, start=2),
+        run_pod("b", "b1", 4, start=3),
+    ]
+    names, violations, _ = select([QA, QB], node_pods, pod("p", "b", {GPU: "2"}), [budget])
+    assert (names, violations) == (["a2"], 0)
