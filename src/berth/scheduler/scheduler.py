@@ -34,6 +34,7 @@ from berth.scheduler.messages import fit_error_message, scheduled_message
 from berth.scheduler.queue import QueuedPod, SchedulingQueue
 
 POD_KEY = ("", "Pod")
+_ACTIONS = {"ADDED": "Add", "MODIFIED": "Update", "DELETED": "Delete"}
 NOMINATED_NODE_KEY = "berth/nominated-node"
 OVERLAY_APPLIED_KEY = "berth/overlay-applied"
 STATIC_FILTER_KEY = "berth/pod-independent-filters"  # node -> None (passed) or the Status that rejected it  # the cycle's overlays (incl. nominated pods) are on the table
@@ -412,8 +413,12 @@ class Scheduler:
             self._on_pod(type_, obj)
         elif kind == "Node":
             self._on_node(type_, obj)
-        for plugin in self._object_plugins.get(str(kind), ()):
+        plugins = self._object_plugins.get(str(kind), ())
+        for plugin in plugins:
             plugin.on_object_event(type_, obj)
+        if plugins and kind not in ("Pod", "Node"):
+            # e.g. an ElasticQuota or PodGroup change: retry the pods rejected by plugins that care about it
+            self.queue.move_all(str(kind), _ACTIONS.get(type_, "Update"))
 
     def watched_kinds(self) -> set[str]:
         """Every kind whose events the scheduler wants."""
