@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import math
-import resource
 import sys
 import time
 from pathlib import Path
@@ -24,6 +22,8 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+
+from report import peak_rss_mib, publish  # noqa: E402
 
 from berth.sim.engine import Simulation  # noqa: E402
 from berth.sim.scenario import Plan, Step  # noqa: E402
@@ -120,13 +120,9 @@ def main() -> None:
         "podsPerSecondLoop": round(scheduled / loop, 1),
         "wallSecondsIncludingStoreAndControllers": round(wall, 3),
         "podsPerSecondWall": round(scheduled / wall, 1),
-        "peakRSSMiB": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "peakRSSMiB": peak_rss_mib(),
     }
-    for k, v in res.items():
-        print(f"{k:42s} {v}")
-    out = HERE / "results" / "preemption_async.json"
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps(res, indent=2) + "\n")
+    publish("preemption_async", res)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import resource
 import subprocess
 import sys
 import tempfile
@@ -19,6 +18,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+
+from report import peak_rss_mib, publish  # noqa: E402
 
 from berth.sim.engine import Simulation  # noqa: E402
 from berth.sim.scenario import Plan, Step  # noqa: E402
@@ -79,14 +80,10 @@ def main() -> None:
         "workload": "SchedulingBasic",
         **run_loop(args.nodes, args.init_pods, args.pods),
     }
-    res["peakRSSMiB"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    res["peakRSSMiB"] = peak_rss_mib()
     if not args.skip_cli:
         res["cliSimulateJsonSeconds"] = round(run_cli(args.nodes, args.init_pods, args.pods), 2)
-    for k, v in res.items():
-        print(f"{k:40s} {v}")
-    out = HERE / "results" / "scheduling_basic.json"
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps(res, indent=2) + "\n")
+    publish("scheduling_basic", res)
 
 
 if __name__ == "__main__":
