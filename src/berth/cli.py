@@ -112,6 +112,83 @@ def simulate(
         report.write_text(json.dumps(data, indent=2) + "\n")
 
 
+class ExplainFormat(StrEnum):
+    """Output formats of ``berth explain``."""
+
+    text = "text"
+    json = "json"
+
+
+@app.command()
+def explain(
+    paths: Annotated[list[Path], typer.Argument(help="Manifest files or directories (YAML or JSON).")],
+    pod: Annotated[
+        str, typer.Option("--pod", help="The pod to explain: NAMESPACE/NAME or NAME (default ns).")
+    ],
+    scheduler_config: Annotated[
+        Path | None, typer.Option("--scheduler-config", help="KubeSchedulerConfiguration file.")
+    ] = None,
+    until: Annotated[str | None, typer.Option(help="Virtual time to stop at (e.g. 30m).")] = None,
+    seed: Annotated[int, typer.Option(help="Seed for tie-breaks and generated names.")] = 0,
+    attempt: Annotated[
+        int | None, typer.Option(help="Show only this attempt (1 = first, -1 = last); default all.")
+    ] = None,
+    output: Annotated[
+        ExplainFormat, typer.Option("-o", "--output", help="Output format.")
+    ] = ExplainFormat.text,
+) -> None:
+    """Run a scenario and show, for one pod, each node's Filter verdicts, every plugin's scores and the choice."""
+    from berth.scheduler.trace import Tracer
+    from berth.sim.engine import Simulation
+    from berth.sim.explain import render_trace
+    from berth.sim.scenario import build_plan
+
+    key = pod if "/" in pod else f"default/{pod}"
+    namespace, _, name = key.partition("/")
+    if not namespace or not name or "/" in name:
+        raise _invalid(f'--pod: invalid pod reference "{pod}" (expected NAMESPACE/NAME or NAME)')
+    until_s: float | None = None
+    if until is not None:
+        try:
+            until_s = parse_duration(until)
+        except ValueError:
+            raise _invalid(f'--until: invalid duration "{until}"') from None
+    config = _load_config(scheduler_config)
+    try:
+        manifests = load_manifests([str(p) for p in paths])
+        plan = build_plan(manifests)
+    except (ManifestError, InvalidObjectError) as e:
+        raise _invalid(str(e)) from None
+    try:
+        sim = Simulation(config=config, seed=seed)
+    except ConfigError as e:
+        raise _invalid(f"{scheduler_config or 'default scheduler configuration'}: {e}") from None
+    tracer = Tracer(lambda p: p.key == key and p.kind == "Pod")
+    sim.scheduler.tracer = tracer
+    sim.run(plan, until_s)
+    for msg in sim.step_errors:
+        typer.echo(msg, err=True)
+    traces = list(tracer.of(key))
+    if not traces:
+        seen = any(
+            o.get("kind") == "Pod"
+            and (o.get("metadata") or {}).get("namespace") == namespace
+            and (o.get("metadata") or {}).get("name") == name
+            for o in sim.objects()
+        )
+        what = "was never attempted by Berth's scheduler" if seen else "does not exist in the scenario"
+        raise _invalid(f"pod {key} {what}")
+    numbered = list(enumerate(traces, 1))
+    if attempt is not None:
+        if attempt == 0 or abs(attempt) > len(traces):
+            raise _invalid(f"--attempt: {attempt} is out of range (pod {key} has {len(traces)} attempt(s))")
+        numbered = [numbered[attempt - 1 if attempt > 0 else attempt]]
+    if output is ExplainFormat.json:
+        sys.stdout.write(json.dumps([t.to_dict() | {"number": i} for i, t in numbered], indent=2) + "\n")
+    else:
+        sys.stdout.write("\n".join(render_trace(t, i, len(traces)) for i, t in numbered))
+
+
 @app.command()
 def version() -> None:
     """Print Berth's version."""

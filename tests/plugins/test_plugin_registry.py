@@ -32,6 +32,7 @@ EXPECTED = {
     "Reservation",
     "Coscheduling",
     "CapacityScheduling",
+    "SchedulingResults",
     *LATER,
 }
 

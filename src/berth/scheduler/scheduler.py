@@ -17,7 +17,7 @@ import numpy as np
 
 from berth.scheduler.cache import SchedulerCache, is_terminal
 from berth.scheduler.framework.config import SchedulerConfig, parse_config
-from berth.scheduler.framework.cycle_state import CycleState, Overlay
+from berth.scheduler.framework.cycle_state import BINDING_ANNOTATIONS_KEY, CycleState, Overlay
 from berth.scheduler.framework.nodetable import AdjustedNodeInfo, IntArray, NodeTable
 from berth.scheduler.framework.plugin import (
     NodeStatusMap,
@@ -32,12 +32,22 @@ from berth.scheduler.framework.runtime import Framework
 from berth.scheduler.framework.status import SUCCESS, APIError, Code, PluginError, Status
 from berth.scheduler.messages import fit_error_message, scheduled_message
 from berth.scheduler.queue import QueuedPod, SchedulingQueue
+from berth.scheduler.trace import (
+    RESULTS_PLUGIN,
+    CycleTrace,
+    Tracer,
+    record_filters,
+    record_pre_filter,
+    record_scores,
+    without_result_annotations,
+)
 
 POD_KEY = ("", "Pod")
 _ACTIONS = {"ADDED": "Add", "MODIFIED": "Update", "DELETED": "Delete"}
 NOMINATED_NODE_KEY = "berth/nominated-node"
 OVERLAY_APPLIED_KEY = "berth/overlay-applied"
-STATIC_FILTER_KEY = "berth/pod-independent-filters"  # node -> None (passed) or the Status that rejected it  # the cycle's overlays (incl. nominated pods) are on the table
+STATIC_FILTER_KEY = "berth/pod-independent-filters"  # node -> None (passed) or the Status that rejected it
+TRACE_KEY = "berth/trace"  # the CycleTrace of an attempt being explained or recorded
 # the store's refusals (berth.store.errors), named here because the scheduler layer sees the store only
 # through its protocol
 API_ERRORS = frozenset(
@@ -391,6 +401,12 @@ class Scheduler:
         self.next_start = 0
         self.stats = SchedulerStats()
         self.on_decision: Callable[[PodInfo, str, Status], None] | None = None
+        # traces of chosen pods' attempts (berth explain); profiles with the SchedulingResults marker
+        # plugin get every attempt written on the pod as kube-scheduler-simulator annotations
+        self.tracer: Tracer | None = None
+        self._recording_profiles = frozenset(
+            name for name, fw in self.frameworks.items() if RESULTS_PLUGIN in fw.plugins
+        )
 
     # ----- informers -----------------------------------------------------------------------
     def _pre_enqueue(self, pod: PodInfo) -> Status:
@@ -567,11 +583,16 @@ class Scheduler:
         self.stats.attempts += 1
         state = CycleState()
         table = self.cache.table
+        trace = self._start_trace(fw, pod)
+        if trace is not None:
+            state.write(TRACE_KEY, trace)
         try:
             node, failure = self._find_node(fw, state, pod, table)
         except PluginError as e:
             self._fail(fw, qp, e.status, cycle, error=True)
             return
+        if trace is not None:
+            self._finish_trace(fw, state, trace, node, failure)
         if node is None:
             assert failure is not None
             self._fail(
@@ -585,6 +606,41 @@ class Scheduler:
             return
         self._assume_and_bind(fw, qp, state, pod, node, cycle)
 
+    def _start_trace(self, fw: Framework, pod: PodInfo) -> CycleTrace | None:
+        """A new trace when this attempt is explained or recorded, else None."""
+        tracer = self.tracer
+        wanted = tracer is not None and tracer.wants(pod)
+        if not wanted and (fw.profile_name not in self._recording_profiles or pod.kind != "Pod"):
+            return None
+        trace = CycleTrace(pod.key, pod.uid, fw.profile_name, self.clock.now(), self.stats.attempts)
+        trace.explained = wanted
+        return trace
+
+    def _finish_trace(
+        self, fw: Framework, state: CycleState, trace: CycleTrace, node: str | None, failure: Status | None
+    ) -> None:
+        """Complete ``trace`` with the outcome, hand it to the tracer, and stage its annotations."""
+        if node is not None:
+            trace.selected = node
+        elif failure is not None:
+            trace.failure = failure.message
+        if trace.explained and self.tracer is not None:
+            self.tracer.record(trace)
+        if fw.profile_name not in self._recording_profiles:
+            return
+        annotations = trace.annotations()
+        if node is not None:
+            merged = dict(state.get(BINDING_ANNOTATIONS_KEY) or {})
+            merged.update(annotations)
+            state.write(BINDING_ANNOTATIONS_KEY, merged)
+            return
+        ns, name = trace.pod.split("/", 1)
+        try:
+            self.store.patch(POD_KEY, ns, name, {"metadata": {"annotations": annotations}})
+        except Exception as e:
+            if type(e).__name__ != "NotFound":
+                raise
+
     def _find_node(
         self, fw: Framework, state: CycleState, pod: PodInfo, table: NodeTable
     ) -> tuple[str | None, Status | None]:
@@ -592,6 +648,9 @@ class Scheduler:
         if n == 0:
             return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("no nodes available to schedule pods",))
         pre, s, narrowed_by = fw.run_pre_filter(state, pod, table)
+        trace: CycleTrace | None = state.get(TRACE_KEY)
+        if trace is not None:
+            record_pre_filter(trace, fw, None if s.is_success() else s)
         if not s.is_success():
             msg = fit_error_message(n, prefilter_msg=s.message)
             state.write("berth/unschedulable-plugins", {s.plugin} | narrowed_by)
@@ -633,10 +692,16 @@ class Scheduler:
     ) -> tuple[str | None, Status | None]:
         n = table.size
         outcome = fw.run_filters(state, pod, table, candidates)
+        trace: CycleTrace | None = state.get(TRACE_KEY)
+        if trace is not None:
+            narrowed_msg = "node(s) didn't satisfy plugin(s) [" + " ".join(sorted(narrowed_by)) + "]"
+            record_filters(trace, fw, state.skip_filter, table, candidates, outcome, narrowed_msg)
         nominated = self.nominator.node_of(pod.uid) if self.nominator else ""
         if nominated:
             row = table.index.get(nominated)
             if row is not None and outcome.passed[row]:
+                if trace is not None:
+                    trace.note = f"nominated node {nominated} passed the filters: taken without scoring"
                 return nominated, None  # kube tries the nominated node first and takes it if it fits
         feasible = self._sample(fw, outcome.passed, narrowed_to is not None)
         if feasible.size == 0:
@@ -664,8 +729,12 @@ class Scheduler:
             msg = fit_error_message(n, reasons)
             return None, self._post_filter(fw, state, pod, n, Status(Code.UNSCHEDULABLE, (msg,)), statuses)
         if feasible.size == 1:
+            if trace is not None:
+                trace.note = "only one feasible node: scoring skipped"
             return table.names[int(feasible[0])], None
-        scores = fw.run_scores(state, pod, table, feasible)
+        scores = fw.run_scores(state, pod, table, feasible, keep_parts=trace is not None)
+        if trace is not None:
+            record_scores(trace, fw, table, scores)
         return table.names[int(feasible[self._select(scores.total)])], None
 
     def _post_filter(
@@ -927,4 +996,9 @@ def _pod_spec_changed(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
     if old.get("spec") != new.get("spec"):
         return True
     om, nm = old.get("metadata") or {}, new.get("metadata") or {}
-    return om.get("labels") != nm.get("labels") or om.get("annotations") != nm.get("annotations")
+    if om.get("labels") != nm.get("labels"):
+        return True
+    old_ann, new_ann = om.get("annotations"), nm.get("annotations")
+    if old_ann == new_ann:
+        return False
+    return without_result_annotations(old_ann) != without_result_annotations(new_ann)

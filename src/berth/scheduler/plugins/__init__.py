@@ -20,6 +20,7 @@ from berth.scheduler.plugins import (
     queuesort,
     reservation,
     schedulinggates,
+    schedulingresults,
     tainttoleration,
     volume,
 )
@@ -43,6 +44,7 @@ _PACKAGES = (
     nodepreferavoidpods,
     capacityscheduling,
     coscheduling,
+    schedulingresults,
 )
 
 
