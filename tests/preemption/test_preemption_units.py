@@ -423,7 +423,13 @@ class _Handle:
         return self.table
 
     def filter_with_changes(
-        self, state: CycleState, pod: PodInfo, node: str, removed: Sequence[PodInfo] = ()
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        node: str,
+        removed: Sequence[PodInfo] = (),
+        *,
+        verdict_only: bool = False,
     ) -> Status:
         row = self.table.index[node]
         if not self.evaluated or self.evaluated[-1] != node:

@@ -3,27 +3,28 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 NO_NODE_AVAILABLE = "0/{} nodes are available"
 
 
 def fit_error_message(
     num_all_nodes: int,
-    reasons: Iterable[str] = (),
+    reasons: Iterable[str] | Mapping[str, int] = (),
     *,
     prefilter_msg: str = "",
     postfilter_msg: str = "",
 ) -> str:
     """The FitError text: ``0/N nodes are available: <sorted reason counts>.`` plus the PostFilter part.
 
-    ``reasons`` holds one entry per (node, reason) pair of the nodes that were evaluated.
+    ``reasons`` holds one entry per (node, reason) pair of the nodes that were evaluated, or is already a
+    mapping of each reason to its count.
     """
     msg = NO_NODE_AVAILABLE.format(num_all_nodes) + ":"
     if prefilter_msg:
         msg += f" {prefilter_msg}."
     else:
-        counts = Counter(reasons)
+        counts = reasons if isinstance(reasons, Mapping) else Counter(reasons)
         parts = sorted(f"{v} {k}" for k, v in counts.items())
         if parts:
             msg += " " + ", ".join(parts) + "."

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -24,6 +25,7 @@ from berth.scheduler.framework.plugin import (
     ObjectClient,
     ObjectEventPlugin,
     PseudoPodSource,
+    ResourceFitFilter,
     filter_ignores_node_pods,
 )
 from berth.scheduler.framework.podinfo import PodInfo
@@ -48,6 +50,8 @@ NOMINATED_NODE_KEY = "berth/nominated-node"
 OVERLAY_APPLIED_KEY = "berth/overlay-applied"
 STATIC_FILTER_KEY = "berth/pod-independent-filters"  # node -> None (passed) or the Status that rejected it
 TRACE_KEY = "berth/trace"  # the CycleTrace of an attempt being explained or recorded
+RESOURCE_FIT_KEY = "berth/resource-fit-filters"  # (the cycle's ResourceFitFilters or None,)
+DOES_NOT_FIT = Status(Code.UNSCHEDULABLE, ("the pod does not fit on the node",))
 # the store's refusals (berth.store.errors), named here because the scheduler layer sees the store only
 # through its protocol
 API_ERRORS = frozenset(
@@ -344,9 +348,17 @@ class _Handle:
         return list(self._s.nominator.on_node(node_name))
 
     def filter_with_changes(
-        self, state: CycleState, pod: PodInfo, node_name: str, removed: Sequence[PodInfo] = ()
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        node_name: str,
+        removed: Sequence[PodInfo] = (),
+        *,
+        verdict_only: bool = False,
     ) -> Status:
-        return self._s.filter_with_changes(self.profile_name, state, pod, node_name, removed)
+        return self._s.filter_with_changes(
+            self.profile_name, state, pod, node_name, removed, verdict_only=verdict_only
+        )
 
     def clear_nomination(self, pod: PodInfo) -> None:
         self._s.set_nomination(pod, "")
@@ -516,12 +528,21 @@ class Scheduler:
                 raise
 
     def filter_with_changes(
-        self, profile: str, state: CycleState, pod: PodInfo, node_name: str, removed: Sequence[PodInfo] = ()
+        self,
+        profile: str,
+        state: CycleState,
+        pod: PodInfo,
+        node_name: str,
+        removed: Sequence[PodInfo] = (),
+        *,
+        verdict_only: bool = False,
     ) -> Status:
         """Filters of ``profile`` for ``pod`` on one node with ``removed`` gone and nominated pods counted.
 
         The filters see a what-if view of the node (AdjustedNodeInfo, per-node plugin forms); within one
-        cycle, plugins whose verdict ignores the node's pods run only on the first call for a node.
+        cycle, plugins whose verdict ignores the node's pods run only on the first call for a node. When
+        every filter that looks at the node's pods is a ResourceFitFilter, the verdict is arithmetic and
+        the full filters run only to word a failure (never with ``verdict_only``).
         """
         fw = self.frameworks[profile]
         table = self.cache.table
@@ -541,6 +562,23 @@ class Scheduler:
                 for p in self.nominator.on_node(node_name)
                 if p.uid != pod.uid and p.uid not in gone and p.priority >= pod.priority
             ]
+        cached: tuple[list[ResourceFitFilter] | None] | None = state.get(RESOURCE_FIT_KEY)
+        if cached is None:
+            cached = (fw.resource_fit_filters(state, pod),)
+            state.write(RESOURCE_FIT_KEY, cached)
+        arithmetic = cached[0]
+        if arithmetic is not None:
+            if known is False:
+                s = fw.run_static_filters(state, pod, table.info(row))
+                static[node_name] = None if s.is_success() else s
+                state.write(STATIC_FILTER_KEY, static)
+                if not s.is_success():
+                    return s
+            if all(p.fits_with_changes(state, pod, table, row, changes, added) for p in arithmetic):
+                return SUCCESS
+            if verdict_only:
+                return DOES_NOT_FIT
+            known = None  # the pod-independent filters passed: only the others need to word the failure
         if removed and fw.has_pre_filter_extensions:
             state = state.clone()
             info = table.info(row)
@@ -705,7 +743,7 @@ class Scheduler:
                 return nominated, None  # kube tries the nominated node first and takes it if it fits
         feasible = self._sample(fw, outcome.passed, narrowed_to is not None)
         if feasible.size == 0:
-            reasons: list[str] = []
+            reasons: Counter[str] = Counter()
             plugins: set[str] = set(narrowed_by)
             statuses = NodeStatusMap()
             codes = outcome.status_codes
@@ -715,7 +753,8 @@ class Scheduler:
                 for k, st in enumerate(outcome.statuses):
                     c = int(per_status[k])
                     if c:
-                        reasons.extend(r for r in st.reasons for _ in range(c))
+                        for r in st.reasons:
+                            reasons[r] += c
                         plugins.add(st.plugin)
                 names = table.names
                 for row in failed.tolist():

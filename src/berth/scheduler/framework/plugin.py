@@ -228,10 +228,19 @@ class Handle(Protocol):
         ...
 
     def filter_with_changes(
-        self, state: CycleState, pod: PodInfo, node_name: str, removed: Sequence[PodInfo] = ()
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        node_name: str,
+        removed: Sequence[PodInfo] = (),
+        *,
+        verdict_only: bool = False,
     ) -> Status:
         """Run this profile's Filter plugins for ``pod`` on one node as if ``removed`` were gone from it
-        (with equal-or-higher-priority nominated pods counted, as kube's preemption dry run does)."""
+        (with equal-or-higher-priority nominated pods counted, as kube's preemption dry run does).
+
+        With ``verdict_only`` a failure may come back as a generic Unschedulable status (callers that only
+        need to know whether the pod fits)."""
         ...
 
     def clear_nomination(self, pod: PodInfo) -> None:
@@ -319,6 +328,37 @@ def filter_ignores_node_pods(plugin: object) -> bool:
     """Whether a Filter plugin declares (``filter_ignores_node_pods = True``) that its verdict depends only on
     the node object, not on the pods counted on it, so that removing pods (preemption) cannot change it."""
     return bool(getattr(plugin, "filter_ignores_node_pods", False))
+
+
+@runtime_checkable
+class ResourceFitFilter(Protocol):
+    """A Filter whose verdict on a node depends on the pods there only through their count and summed
+    requests, so a preemption dry run can decide it by arithmetic."""
+
+    name: str
+
+    def fits_with_changes(
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        table: NodeTable,
+        row: int,
+        removed: Sequence[PodInfo],
+        added: Sequence[PodInfo],
+    ) -> bool:
+        """Whether ``pod`` passes on row ``row`` with ``removed`` gone from it and ``added`` placed on it."""
+        ...
+
+
+def filter_depends_on_node_pods(plugin: object, state: CycleState, pod: PodInfo) -> bool:
+    """Whether a Filter plugin's verdict for ``pod`` in this cycle may depend on the pods on a node.
+
+    Plugins that declare ``filter_ignores_node_pods`` never do; others may answer per pod with a
+    ``filter_depends_on_node_pods(state, pod)`` method; without one the answer is yes."""
+    if filter_ignores_node_pods(plugin):
+        return False
+    ask = getattr(plugin, "filter_depends_on_node_pods", None)
+    return True if ask is None else bool(ask(state, pod))
 
 
 @runtime_checkable

@@ -33,7 +33,9 @@ from berth.scheduler.framework.plugin import (
     PreScorePlugin,
     QueueSortPlugin,
     ReservePlugin,
+    ResourceFitFilter,
     ScorePlugin,
+    filter_depends_on_node_pods,
     filter_ignores_node_pods,
 )
 from berth.scheduler.framework.podinfo import PodInfo
@@ -161,6 +163,8 @@ class Framework:
         self._pod_dependent_filters = [
             (p, f) for p, f in self._node_filters if not filter_ignores_node_pods(p)
         ]
+        self._static_filters = [(p, f) for p, f in self._node_filters if filter_ignores_node_pods(p)]
+        self._resource_fit = {p.name for p in self.filter_plugins if isinstance(p, ResourceFitFilter)}
         self._scores: list[tuple[Any, bool, bool]] = [
             (p, isinstance(p, BatchScorePlugin), isinstance(p, NormalizeScorePlugin))
             for p in self.score_plugins
@@ -297,6 +301,35 @@ class Framework:
             if not s.is_success():
                 return s.with_plugin(p.name)
         return SUCCESS
+
+    def run_static_filters(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
+        """Run only the Filter plugins whose verdict ignores the pods on the node; the first failure."""
+        skip = state.skip_filter
+        for p, per_node in self._static_filters:
+            if skip and p.name in skip:
+                continue
+            s: Status = (
+                p.filter(state, pod, node)
+                if per_node
+                else p.filter_nodes(state, pod, node.table).status_of(node.index)
+            )
+            if not s.is_success():
+                return s.with_plugin(p.name)
+        return SUCCESS
+
+    def resource_fit_filters(self, state: CycleState, pod: PodInfo) -> list[ResourceFitFilter] | None:
+        """The Filter plugins that decide ``pod`` by arithmetic on a node's pods, when every other Filter of
+        this cycle ignores the node's pods (else None: the full per-node filters must run)."""
+        out: list[ResourceFitFilter] = []
+        skip = state.skip_filter
+        for p, _ in self._pod_dependent_filters:
+            if skip and p.name in skip:
+                continue
+            if p.name in self._resource_fit:
+                out.append(p)
+            elif filter_depends_on_node_pods(p, state, pod):
+                return None
+        return out
 
     def run_post_filter(
         self, state: CycleState, pod: PodInfo, statuses: NodeStatusMap

@@ -203,7 +203,12 @@ class DefaultPreemption:
             def fits_without(removed: Sequence[PodInfo], node: str = node) -> Status:
                 return handle.filter_with_changes(state, pod, node, removed)
 
-            victims, s = select_victims_on_node(pod, table.pods[row].values(), fits_without, budgets, start)
+            def fits_quick(removed: Sequence[PodInfo], node: str = node) -> Status:
+                return handle.filter_with_changes(state, pod, node, removed, verdict_only=True)
+
+            victims, s = select_victims_on_node(
+                pod, table.pods[row].values(), fits_without, budgets, start, fits_quick
+            )
             if s.is_success() and victims is not None and victims.pods:
                 bucket = clean if victims.num_pdb_violations == 0 else violating
                 if len(bucket) < wanted:

@@ -1,0 +1,63 @@
+"""NodeResourcesFit's arithmetic verdict (used by preemption dry runs) agrees with its Filter on a what-if view."""
+
+from __future__ import annotations
+
+from builders import make_node, make_pod, make_table, new_state
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from berth.scheduler.framework.nodetable import AdjustedNodeInfo
+from berth.scheduler.plugins.noderesources.args import parse_fit_args
+from berth.scheduler.plugins.noderesources.fit import Fit
+
+
+def _fit() -> Fit:
+    return Fit(parse_fit_args({}))
+
+
+def test_exact_boundaries() -> None:
+    on_node = [make_pod(f"v{i}", cpu="900m", memory="1Gi") for i in range(4)]
+    table = make_table([make_node("n", cpu="4", memory="8Gi", pods=5)], {"n": on_node})
+    pod = make_pod("big", cpu="3", memory="1Gi")
+    fit, state = _fit(), new_state()
+    fit.pre_filter(state, pod, table)
+    # 400m free: removing two 900m pods gives 2200m (< 3000m), three give 3100m
+    assert fit.fits_with_changes(state, pod, table, 0, on_node[:2], []) is False
+    assert fit.fits_with_changes(state, pod, table, 0, on_node[:3], []) is True
+    # a nominated 200m pod counted on the node takes the margin away again
+    assert fit.fits_with_changes(state, pod, table, 0, on_node[:3], [make_pod("nom", cpu="200m")]) is False
+    # the pod limit: 4 pods + 1 nominated + the preemptor > 5 pods
+    small = make_pod("small", cpu="10m")
+    state = new_state()
+    fit.pre_filter(state, small, table)
+    assert fit.fits_with_changes(state, small, table, 0, [], []) is True
+    assert fit.fits_with_changes(state, small, table, 0, [], [make_pod("nom2")]) is False
+
+
+amounts = st.sampled_from(["0", "100m", "500m", "1", "2"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    existing=st.lists(st.tuples(amounts, st.sampled_from(["0", "1Gi", "3Gi"])), max_size=6),
+    removed_mask=st.lists(st.booleans(), min_size=6, max_size=6),
+    added=st.lists(st.tuples(amounts, st.sampled_from(["0", "1Gi"])), max_size=2),
+    req=st.tuples(amounts, st.sampled_from(["0", "1Gi", "4Gi"])),
+    pod_limit=st.integers(min_value=1, max_value=8),
+)
+def test_agrees_with_filter_on_adjusted_view(
+    existing: list[tuple[str, str]],
+    removed_mask: list[bool],
+    added: list[tuple[str, str]],
+    req: tuple[str, str],
+    pod_limit: int,
+) -> None:
+    on_node = [make_pod(f"e{i}", cpu=c, memory=m) for i, (c, m) in enumerate(existing)]
+    table = make_table([make_node("n", cpu="4", memory="8Gi", pods=pod_limit)], {"n": on_node})
+    removed = [p for p, gone in zip(on_node, removed_mask, strict=False) if gone]
+    extra = [make_pod(f"a{i}", cpu=c, memory=m) for i, (c, m) in enumerate(added)]
+    pod = make_pod("p", cpu=req[0], memory=req[1])
+    fit, state = _fit(), new_state()
+    fit.pre_filter(state, pod, table)
+    verdict = fit.filter(state, pod, AdjustedNodeInfo(table, 0, removed, extra)).is_success()
+    assert fit.fits_with_changes(state, pod, table, 0, removed, extra) is verdict
