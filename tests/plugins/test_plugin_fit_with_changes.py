@@ -1,4 +1,4 @@
-"""NodeResourcesFit's arithmetic verdict (used by preemption dry runs) agrees with its Filter on a what-if view."""
+"""NodeResourcesFit's arithmetic status (used by preemption dry runs) equals its Filter's on a what-if view."""
 
 from __future__ import annotations
 
@@ -22,16 +22,19 @@ def test_exact_boundaries() -> None:
     fit, state = _fit(), new_state()
     fit.pre_filter(state, pod, table)
     # 400m free: removing two 900m pods gives 2200m (< 3000m), three give 3100m
-    assert fit.fits_with_changes(state, pod, table, 0, on_node[:2], []) is False
-    assert fit.fits_with_changes(state, pod, table, 0, on_node[:3], []) is True
+    assert fit.fits_with_changes(state, pod, table, 0, on_node[:2], []).reasons == ("Insufficient cpu",)
+    assert fit.fits_with_changes(state, pod, table, 0, on_node[:3], []).is_success()
     # a nominated 200m pod counted on the node takes the margin away again
-    assert fit.fits_with_changes(state, pod, table, 0, on_node[:3], [make_pod("nom", cpu="200m")]) is False
+    nominated = [make_pod("nom", cpu="200m")]
+    assert fit.fits_with_changes(state, pod, table, 0, on_node[:3], nominated).reasons == (
+        "Insufficient cpu",
+    )
     # the pod limit: 4 pods + 1 nominated + the preemptor > 5 pods
     small = make_pod("small", cpu="10m")
     state = new_state()
     fit.pre_filter(state, small, table)
-    assert fit.fits_with_changes(state, small, table, 0, [], []) is True
-    assert fit.fits_with_changes(state, small, table, 0, [], [make_pod("nom2")]) is False
+    assert fit.fits_with_changes(state, small, table, 0, [], []).is_success()
+    assert fit.fits_with_changes(state, small, table, 0, [], [make_pod("nom2")]).reasons == ("Too many pods",)
 
 
 amounts = st.sampled_from(["0", "100m", "500m", "1", "2"])
@@ -59,5 +62,5 @@ def test_agrees_with_filter_on_adjusted_view(
     pod = make_pod("p", cpu=req[0], memory=req[1])
     fit, state = _fit(), new_state()
     fit.pre_filter(state, pod, table)
-    verdict = fit.filter(state, pod, AdjustedNodeInfo(table, 0, removed, extra)).is_success()
-    assert fit.fits_with_changes(state, pod, table, 0, removed, extra) is verdict
+    expected = fit.filter(state, pod, AdjustedNodeInfo(table, 0, removed, extra))
+    assert fit.fits_with_changes(state, pod, table, 0, removed, extra) == expected

@@ -25,12 +25,11 @@ from berth.scheduler.framework.plugin import (
     ObjectClient,
     ObjectEventPlugin,
     PseudoPodSource,
-    ResourceFitFilter,
     filter_ignores_node_pods,
 )
 from berth.scheduler.framework.podinfo import PodInfo
 from berth.scheduler.framework.registry import Registry
-from berth.scheduler.framework.runtime import Framework
+from berth.scheduler.framework.runtime import DryRunPlan, Framework
 from berth.scheduler.framework.status import SUCCESS, APIError, Code, PluginError, Status
 from berth.scheduler.messages import fit_error_message, scheduled_message
 from berth.scheduler.queue import QueuedPod, SchedulingQueue
@@ -50,8 +49,7 @@ NOMINATED_NODE_KEY = "berth/nominated-node"
 OVERLAY_APPLIED_KEY = "berth/overlay-applied"
 STATIC_FILTER_KEY = "berth/pod-independent-filters"  # node -> None (passed) or the Status that rejected it
 TRACE_KEY = "berth/trace"  # the CycleTrace of an attempt being explained or recorded
-RESOURCE_FIT_KEY = "berth/resource-fit-filters"  # (the cycle's ResourceFitFilters or None,)
-DOES_NOT_FIT = Status(Code.UNSCHEDULABLE, ("the pod does not fit on the node",))
+DRY_RUN_PLAN_KEY = "berth/dry-run-plan"  # (the cycle's DryRunPlan or None,)
 # the store's refusals (berth.store.errors), named here because the scheduler layer sees the store only
 # through its protocol
 API_ERRORS = frozenset(
@@ -541,8 +539,8 @@ class Scheduler:
 
         The filters see a what-if view of the node (AdjustedNodeInfo, per-node plugin forms); within one
         cycle, plugins whose verdict ignores the node's pods run only on the first call for a node. When
-        every filter that looks at the node's pods is a ResourceFitFilter, the verdict is arithmetic and
-        the full filters run only to word a failure (never with ``verdict_only``).
+        every filter that looks at the node's pods is a ResourceFitFilter, the statuses come from arithmetic
+        (a DryRunPlan) instead. ``verdict_only`` is accepted for callers that need only success.
         """
         fw = self.frameworks[profile]
         table = self.cache.table
@@ -562,23 +560,13 @@ class Scheduler:
                 for p in self.nominator.on_node(node_name)
                 if p.uid != pod.uid and p.uid not in gone and p.priority >= pod.priority
             ]
-        cached: tuple[list[ResourceFitFilter] | None] | None = state.get(RESOURCE_FIT_KEY)
+        cached: tuple[DryRunPlan | None] | None = state.get(DRY_RUN_PLAN_KEY)
         if cached is None:
-            cached = (fw.resource_fit_filters(state, pod),)
-            state.write(RESOURCE_FIT_KEY, cached)
-        arithmetic = cached[0]
-        if arithmetic is not None:
-            if known is False:
-                s = fw.run_static_filters(state, pod, table.info(row))
-                static[node_name] = None if s.is_success() else s
-                state.write(STATIC_FILTER_KEY, static)
-                if not s.is_success():
-                    return s
-            if all(p.fits_with_changes(state, pod, table, row, changes, added) for p in arithmetic):
-                return SUCCESS
-            if verdict_only:
-                return DOES_NOT_FIT
-            known = None  # the pod-independent filters passed: only the others need to word the failure
+            cached = (fw.dry_run_plan(state, pod),)
+            state.write(DRY_RUN_PLAN_KEY, cached)
+        plan = cached[0]
+        if plan is not None:
+            return plan.evaluate(state, pod, table.info(row), changes, added)
         if removed and fw.has_pre_filter_extensions:
             state = state.clone()
             info = table.info(row)

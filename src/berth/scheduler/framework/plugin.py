@@ -345,8 +345,9 @@ class ResourceFitFilter(Protocol):
         row: int,
         removed: Sequence[PodInfo],
         added: Sequence[PodInfo],
-    ) -> bool:
-        """Whether ``pod`` passes on row ``row`` with ``removed`` gone from it and ``added`` placed on it."""
+    ) -> Status:
+        """The Filter's status for ``pod`` on row ``row`` with ``removed`` gone from it and ``added`` placed
+        on it (the same status its ``filter`` gives on such a node)."""
         ...
 
 

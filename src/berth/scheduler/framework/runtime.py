@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -77,6 +77,57 @@ class FilterOutcome:
         """The failing status of row ``i`` (None when it passed or was not evaluated)."""
         c = int(self.status_codes[i])
         return None if c < 0 else self.statuses[c]
+
+
+class DryRunPlan:
+    """The Filter plugins of one cycle in order, split into those decided by arithmetic on a node's pods
+    (ResourceFitFilter) and those whose verdict ignores the pods (run once per node and remembered)."""
+
+    __slots__ = ("_static", "steps")
+
+    def __init__(self, steps: list[tuple[Any, bool, bool]]) -> None:
+        self.steps = steps
+        self._static: dict[
+            int, tuple[int, Status] | None
+        ] = {}  # row -> first static failure (position, status)
+
+    def _static_failure(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, Status] | None:
+        row = node.index
+        if row in self._static:
+            return self._static[row]
+        found: tuple[int, Status] | None = None
+        for k, (p, per_node, arithmetic) in enumerate(self.steps):
+            if arithmetic:
+                continue
+            st: Status = (
+                p.filter(state, pod, node)
+                if per_node
+                else p.filter_nodes(state, pod, node.table).status_of(row)
+            )
+            if not st.is_success():
+                found = (k, st.with_plugin(p.name))
+                break
+        self._static[row] = found
+        return found
+
+    def evaluate(
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        node: NodeInfo,
+        removed: Sequence[PodInfo],
+        added: Sequence[PodInfo],
+    ) -> Status:
+        """The first failing Filter's status on ``node`` with ``removed`` gone and ``added`` placed, in order."""
+        static = self._static_failure(state, pod, node)
+        stop = static[0] if static is not None else len(self.steps)
+        for k in range(stop):
+            p, _, arithmetic = self.steps[k]
+            if arithmetic:
+                st: Status = p.fits_with_changes(state, pod, node.table, node.index, removed, added)
+                if not st.is_success():
+                    return st.with_plugin(p.name)
+        return static[1] if static is not None else SUCCESS
 
 
 @dataclass(slots=True)
@@ -302,34 +353,22 @@ class Framework:
                 return s.with_plugin(p.name)
         return SUCCESS
 
-    def run_static_filters(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
-        """Run only the Filter plugins whose verdict ignores the pods on the node; the first failure."""
+    def dry_run_plan(self, state: CycleState, pod: PodInfo) -> DryRunPlan | None:
+        """How a preemption dry run can decide ``pod`` by arithmetic in this cycle: possible when every Filter
+        that looks at a node's pods is a ResourceFitFilter (the others are evaluated once per node); None
+        when some other Filter depends on the pods (the full per-node filters must run)."""
+        steps: list[tuple[Any, bool, bool]] = []  # (plugin, per-node form, decided by arithmetic)
         skip = state.skip_filter
-        for p, per_node in self._static_filters:
-            if skip and p.name in skip:
-                continue
-            s: Status = (
-                p.filter(state, pod, node)
-                if per_node
-                else p.filter_nodes(state, pod, node.table).status_of(node.index)
-            )
-            if not s.is_success():
-                return s.with_plugin(p.name)
-        return SUCCESS
-
-    def resource_fit_filters(self, state: CycleState, pod: PodInfo) -> list[ResourceFitFilter] | None:
-        """The Filter plugins that decide ``pod`` by arithmetic on a node's pods, when every other Filter of
-        this cycle ignores the node's pods (else None: the full per-node filters must run)."""
-        out: list[ResourceFitFilter] = []
-        skip = state.skip_filter
-        for p, _ in self._pod_dependent_filters:
+        for p, per_node in self._node_filters:
             if skip and p.name in skip:
                 continue
             if p.name in self._resource_fit:
-                out.append(p)
+                steps.append((p, per_node, True))
             elif filter_depends_on_node_pods(p, state, pod):
                 return None
-        return out
+            else:
+                steps.append((p, per_node, False))
+        return DryRunPlan(steps)
 
     def run_post_filter(
         self, state: CycleState, pod: PodInfo, statuses: NodeStatusMap

@@ -31,7 +31,7 @@ from berth.scheduler.plugins.noderesources.args import FIT, NodeResourcesFitArgs
 from berth.scheduler.plugins.noderesources.scorers import build_scorer
 
 PRE_FILTER_KEY = "PreFilter" + FIT
-FREE_KEY = "DryRunFree" + FIT  # row -> (free pod slots, [(resource, free minus request)]) within one cycle
+FREE_KEY = "DryRunFree" + FIT  # row -> (free pod slots, [(resource, free minus request, reason)]) in a cycle
 PRE_SCORE_KEY = "PreScore" + FIT
 REASON_TOO_MANY_PODS = "Too many pods"
 PODS = "pods"
@@ -128,12 +128,12 @@ class Fit:
         row: int,
         removed: Sequence[PodInfo],
         added: Sequence[PodInfo],
-    ) -> bool:
-        """Whether the pod fits on ``row`` with ``removed`` gone and ``added`` placed (the Filter's verdict).
+    ) -> Status:
+        """The Filter's status on ``row`` with ``removed`` gone and ``added`` placed, by arithmetic.
 
         A dry run asks many times per node within one cycle, while the table does not change: each row's
         free amounts are read from the table once per cycle."""
-        per_row: dict[int, tuple[int, list[tuple[str, int]]]] | None = state.get(FREE_KEY)
+        per_row: dict[int, tuple[int, list[tuple[str, int, str]]]] | None = state.get(FREE_KEY)
         if per_row is None:
             per_row = {}
             state.write(FREE_KEY, per_row)
@@ -142,23 +142,24 @@ class Fit:
             alloc, req = table.allocatable, table.requested
             pods_col = alloc.get(PODS)
             slots = (0 if pods_col is None else int(pods_col[row])) - int(table.pod_count[row])
-            frees = []
-            for name, amount, _ in self._checks(state, pod):
+            margins = []
+            for name, amount, reason in self._checks(state, pod):
                 a, r = alloc.get(name), req.get(name)
                 free = (0 if a is None else int(a[row])) - (0 if r is None else int(r[row]))
-                frees.append((name, free - amount))  # the margin left once the pod is placed
-            base = per_row[row] = (slots, frees)
-        slots, frees = base
+                margins.append((name, free - amount, reason))  # what is left once the pod is placed
+            base = per_row[row] = (slots, margins)
+        slots, margins = base
+        reasons: list[str] = []
         if len(added) + 1 - len(removed) > slots:
-            return False
-        for name, margin in frees:
+            reasons.append(REASON_TOO_MANY_PODS)
+        for name, margin, reason in margins:
             for p in removed:
                 margin += p.requests.get(name, 0)
             for p in added:
                 margin -= p.requests.get(name, 0)
             if margin < 0:
-                return False
-        return True
+                reasons.append(reason)
+        return self._status(tuple(reasons)) if reasons else _SUCCESS
 
     def filter_nodes(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Verdicts:
         """Batched form: one bit per failed check, one status per distinct combination."""
