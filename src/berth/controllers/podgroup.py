@@ -3,13 +3,18 @@
 Each PodGroup is reconciled when it or one of its pods (label ``scheduling.x-k8s.io/pod-group``, same
 namespace) changes: phase "" -> Pending; Pending -> Scheduling once minMember pods exist (with
 scheduleStartTime and occupiedBy); afterwards running/succeeded/failed are counted and the phase follows
-(Pending, Scheduling, Running, Failed, Finished; Finished and Failed are final). Like a work queue, a group
-touched several times in one instant is reconciled once (a zero-delay clock timer).
+(Pending, Scheduling, Running, Failed, Finished; Finished and Failed are final). A Pending or Scheduling
+group with no running member whose scheduleStartTime came more than 48 hours after its creation is no
+longer reconciled (its pods may have been garbage-collected): each reconcile only records a Warning
+``Timeout`` Event, "schedule time longer than 48 hours", as scheduler-plugins' PodGroupReconciler does.
+Like a work queue, a group touched several times in one instant is reconciled once (a zero-delay clock
+timer).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any, Protocol
 
 from berth.api.podgroup import (
@@ -23,11 +28,16 @@ from berth.api.podgroup import (
 )
 from berth.clock import Clock
 from berth.store import NotFound, Store
+from berth.store.events import EventRecorder
 
-__all__ = ["PodGroupController", "pod_group_status"]
+__all__ = ["PodGroupController", "pod_group_status", "schedule_timed_out"]
 
 _EMPTY: Mapping[str, Any] = {}
 RECONCILE_PRIORITY = 3
+COMPONENT = "PodGroupController"  # the reconciler's event recorder name
+SCHEDULE_TIMEOUT_SECONDS = 48 * 3600
+TIMEOUT_REASON = "Timeout"
+TIMEOUT_MESSAGE = "schedule time longer than 48 hours"
 
 Key = tuple[str, str]  # (namespace, name)
 
@@ -38,6 +48,39 @@ class PodGroupStore(Store, Protocol):
     def timestamp(self, at: float | None = None) -> str:
         """RFC 3339 of clock time ``at`` (default: now)."""
         ...
+
+    def now_nanos(self) -> int:
+        """Nanoseconds since the Unix epoch now (names of recorded Events)."""
+        ...
+
+
+class Recorder(Protocol):
+    """Where the controller records Events."""
+
+    def event(self, obj: Mapping[str, Any], type_: str, reason: str, message: str) -> None:
+        """Record one Event about ``obj``."""
+        ...
+
+
+def _seconds(text: object) -> float | None:
+    """Unix seconds of an RFC 3339 timestamp (None when absent or malformed)."""
+    if not isinstance(text, str) or not text:
+        return None
+    try:
+        return datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text).timestamp()
+    except ValueError:
+        return None
+
+
+def schedule_timed_out(pg: Mapping[str, Any]) -> bool:
+    """Whether a PodGroup is past scheduler-plugins' 48-hour check: Pending or Scheduling, no running
+    member, and scheduleStartTime more than 48 hours after creationTimestamp (never without both)."""
+    status = pg.get("status") or _EMPTY
+    if status.get("phase") not in (PHASE_PENDING, PHASE_SCHEDULING) or status.get("running"):
+        return False
+    start = _seconds(status.get("scheduleStartTime"))
+    created = _seconds((pg.get("metadata") or _EMPTY).get("creationTimestamp"))
+    return start is not None and created is not None and start - created > SCHEDULE_TIMEOUT_SECONDS
 
 
 class _Member:
@@ -88,10 +131,12 @@ def pod_group_status(
 class PodGroupController:
     """Keeps PodGroup status (phase, counts, scheduleStartTime, occupiedBy) in step with member pods."""
 
-    def __init__(self, store: PodGroupStore, clock: Clock) -> None:
-        """Create the controller; pod groups and pods already in the store are indexed and reconciled."""
+    def __init__(self, store: PodGroupStore, clock: Clock, recorder: Recorder | None = None) -> None:
+        """Create the controller; pod groups and pods already in the store are indexed and reconciled.
+        Events go to ``recorder`` (default: one recording straight into ``store`` as PodGroupController)."""
         self.store = store
         self.clock = clock
+        self.recorder: Recorder = recorder or EventRecorder(store, component=COMPONENT)
         self._groups: dict[Key, tuple[str, str]] = {}  # (ns, name) -> store key of the PodGroup
         self._members: dict[Key, dict[str, _Member]] = {}  # (ns, group) -> uid -> member
         self._group_of: dict[str, Key] = {}  # pod uid -> (ns, group)
@@ -163,6 +208,9 @@ class PodGroupController:
             return
         status = pg.get("status") or _EMPTY
         if status.get("phase") in (PHASE_FINISHED, PHASE_FAILED):
+            return
+        if schedule_timed_out(pg):
+            self.recorder.event(pg, "Warning", TIMEOUT_REASON, TIMEOUT_MESSAGE)
             return
         min_member = int((pg.get("spec") or _EMPTY).get("minMember") or 0)
         members = list(self._members.get((namespace, name), {}).values())

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -72,6 +72,8 @@ class SchedulingQueue:
         self._backoff_timer_at: float | None = None
         self._flush_timer = False
         self.on_active: Callable[[], None] | None = None
+        self._activated: set[str] = set()  # pods moved by activate() at virtual time _activated_at
+        self._activated_at = -1.0
 
     # ----- adding --------------------------------------------------------------------------
     def add(self, pod: PodInfo) -> None:
@@ -242,6 +244,31 @@ class SchedulingQueue:
         for qp in movable:
             self.unschedulable.pop(qp.pod.uid, None)
             self._move(qp)
+
+    def activate(self, uids: Iterable[str]) -> None:
+        """Move the pods ``uids`` from the unschedulable pool or backoffQ to activeQ at once, backoff or
+        not (kube's Activate); pods anywhere else are left where they are.
+
+        A pod is moved at most once per virtual instant: scheduling cycles take no virtual time, so pods
+        that keep activating each other (a gang whose members fail and re-activate their siblings) would
+        otherwise never let the clock advance; in kube real time passes between such rounds."""
+        now = self.clock.now()
+        if now != self._activated_at:
+            self._activated_at = now
+            self._activated.clear()
+        from_backoff = False
+        for uid in uids:
+            qp = self._pods.get(uid)
+            if qp is None or qp.where not in ("unschedulable", "backoff") or uid in self._activated:
+                continue
+            self._activated.add(uid)
+            from_backoff = from_backoff or qp.where == "backoff"
+            self.unschedulable.pop(uid, None)
+            self._to_active_or_gated(qp)
+        if from_backoff:
+            # drop the moved pods' backoffQ entries so that a later backoff of theirs is not cut short
+            self._backoff = [e for e in self._backoff if e[2].where == "backoff"]
+            heapq.heapify(self._backoff)
 
     def pending(self) -> Iterator[QueuedPod]:
         """Every pod the queue holds (not in flight)."""

@@ -361,6 +361,9 @@ class _Handle:
     def clear_nomination(self, pod: PodInfo) -> None:
         self._s.set_nomination(pod, "")
 
+    def activate_pods(self, uids: Iterable[str]) -> None:
+        self._s.queue.activate(uids)
+
 
 class Scheduler:
     """kube-scheduler's core loop over Berth's framework, cache and queue."""

@@ -247,6 +247,12 @@ class Handle(Protocol):
         """Drop ``pod``'s status.nominatedNodeName (a preemptor took the node it was nominated to)."""
         ...
 
+    def activate_pods(self, uids: Iterable[str]) -> None:
+        """Move the pods ``uids`` that wait in the unschedulable pool or backoffQ straight to activeQ
+        (kube's PodsToActivate / SchedulingQueue.Activate); pods elsewhere (activeQ, in flight, waiting at
+        Permit, bound, unknown) are left alone."""
+        ...
+
 
 class PseudoPodSource(Protocol):
     """Where the scheduler sends the outcome of scheduling a pseudo pod (one that is not a Pod object)."""

@@ -138,7 +138,7 @@ class Coscheduling:
         now = self._clock.now()
         until = self._backoff.get(full)
         if until is not None:
-            if now < until:
+            if now <= until:  # go-cache keeps an entry up to and including its expiration instant
                 return None, _unresolvable(f"podGroup {full} failed recently")
             del self._backoff[full]
         count = len(g.members)
@@ -150,7 +150,7 @@ class Coscheduling:
         if spec.min_resources is None:
             return None, SUCCESS
         expires = self._permitted.get(full)
-        if expires is not None and now < expires:
+        if expires is not None and now <= expires:
             return None, SUCCESS
         gap = resource_gap(table, g, spec.min_resources, spec.min_member)
         if gap:
@@ -207,7 +207,10 @@ class Coscheduling:
 
     # ----- Permit ---------------------------------------------------------------------------
     def permit(self, state: CycleState, pod: PodInfo, node_name: str) -> tuple[Status, float]:
-        """Wait until minMember members are assigned, then allow every waiting member."""
+        """Allow the member and every waiting sibling once minMember members are assigned; else Wait
+        (for :meth:`wait_seconds`), and when it is the first assigned member have its siblings still in
+        the unschedulable pool or backoffQ tried now (scheduler-plugins' ActivateSiblings), so that the
+        quorum can form before the timeout."""
         full, g = self._group(pod)
         if not full:
             return SUCCESS, 0.0
@@ -221,11 +224,19 @@ class Coscheduling:
                 if other.namespace == pod.namespace and other.labels.get(POD_GROUP_LABEL) == name:
                     w.allow(NAME)
             return SUCCESS, 0.0
-        if spec.schedule_timeout_seconds:
-            wait = float(spec.schedule_timeout_seconds)
-        else:
-            wait = float(self.args.permit_waiting_time_seconds) or DEFAULT_WAIT_SECONDS
-        return WAIT, wait
+        if g.assigned_except(pod.uid) == 0:
+            # only the group's first assigned member wakes its siblings (scheduler-plugins issue 682)
+            self._handle.activate_pods([u for u in g.members if u != pod.uid])
+        return WAIT, self.wait_seconds(spec.schedule_timeout_seconds)
+
+    def wait_seconds(self, schedule_timeout_seconds: int | None) -> float:
+        """How long a member waits at Permit (scheduler-plugins' Permit with GetWaitTimeDuration): a set
+        PodGroup timeout wins unless it is 0; without one, the plugin arg unless it is 0, else 60 s; a
+        PodGroup timeout of 0 falls back to the plugin arg as it is (0 included)."""
+        configured = float(self.args.permit_waiting_time_seconds)
+        if schedule_timeout_seconds is not None:
+            return float(schedule_timeout_seconds) if schedule_timeout_seconds != 0 else configured
+        return configured or DEFAULT_WAIT_SECONDS
 
 
 def _unresolvable(message: str) -> Status:

@@ -1,0 +1,157 @@
+"""ActivateSiblings: a member waiting at Permit brings its siblings out of the unschedulable pool and
+backoffQ (kube's PodsToActivate / SchedulingQueue.Activate)."""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from gang_helpers import bound, cosched_config, pod, pod_group, simulate
+from gang_helpers import node as make_node
+
+from berth.scheduler.framework import PodInfo, Status
+from berth.scheduler.queue import SchedulingQueue
+from berth.sim.engine import Simulation
+from berth.sim.scenario import ObjectRef, Plan, Step
+
+# ----- the queue's activate() ----------------------------------------------------------------
+
+
+class TimerClock:
+    """A virtual clock whose timers run when the test advances it."""
+
+    def __init__(self) -> None:
+        self.t = 0.0
+        self._timers: list[tuple[float, int, Callable[[], None]]] = []
+        self._seq = 0
+
+    def now(self) -> float:
+        """Current time."""
+        return self.t
+
+    def call_at(self, when: float, fn: Callable[[], None], priority: int = 0) -> Any:
+        """Schedule ``fn``."""
+        self._seq += 1
+        heapq.heappush(self._timers, (when, self._seq, fn))
+
+    def advance(self, to: float) -> None:
+        """Run the timers due up to ``to`` and stop there."""
+        while self._timers and self._timers[0][0] <= to:
+            when, _, fn = heapq.heappop(self._timers)
+            self.t = max(self.t, when)
+            fn()
+        self.t = to
+
+
+def _queue() -> tuple[SchedulingQueue, TimerClock]:
+    clock = TimerClock()
+    q = SchedulingQueue(clock, lambda p, ts: (p.name,), lambda p: Status())
+    return q, clock
+
+
+def _pod(name: str) -> PodInfo:
+    return PodInfo({"metadata": {"name": name, "namespace": "default", "uid": name}, "spec": {}})
+
+
+def _where(q: SchedulingQueue) -> dict[str, str]:
+    return {qp.pod.name: qp.where for qp in q.pending()}
+
+
+def test_activate_moves_unschedulable_and_backoff_pods_only() -> None:
+    q, _ = _queue()
+    for name in ("b", "u", "x"):
+        q.add(_pod(name))
+    popped = {}
+    while (qp := q.pop()) is not None:
+        popped[qp.pod.name] = qp
+    q.add_unschedulable(popped["b"], {"P"}, q.scheduling_cycle, error=True)  # backoffQ (1 s)
+    q.add_unschedulable(popped["u"], {"P"}, q.scheduling_cycle)  # the unschedulable pool
+    q.add(_pod("a"))  # activeQ; "x" stays in flight
+    assert _where(q) == {"a": "active", "b": "backoff", "u": "unschedulable"}
+    q.activate(["a", "b", "u", "x", "unknown"])
+    assert _where(q) == {"a": "active", "b": "active", "u": "active"}
+    names = []
+    while (qp := q.pop()) is not None:
+        names.append(qp.pod.name)
+    assert names == ["a", "b", "u"]
+
+
+def test_activated_pod_backed_off_again_keeps_its_new_backoff() -> None:
+    q, clock = _queue()
+    q.add(_pod("a"))
+    qp = q.pop()
+    assert qp is not None
+    q.add_unschedulable(qp, {"P"}, q.scheduling_cycle, error=True)  # backoff 1 s: until t=1
+    q.activate(["a"])
+    qp = q.pop()
+    assert qp is not None and qp.attempts == 2
+    clock.advance(0.5)
+    q.add_unschedulable(qp, {"P"}, q.scheduling_cycle, error=True)  # backoff 2 s: until t=2.5
+    clock.advance(1.0)  # the first backoff's expiry must not release it
+    assert _where(q) == {"a": "backoff"}
+    clock.advance(2.5)
+    assert _where(q) == {"a": "active"}
+
+
+def test_a_pod_is_activated_at_most_once_per_instant() -> None:
+    q, clock = _queue()
+    q.add(_pod("a"))
+    qp = q.pop()
+    assert qp is not None
+    q.add_unschedulable(qp, {"P"}, q.scheduling_cycle)
+    q.activate(["a"])
+    qp = q.pop()
+    assert qp is not None
+    q.add_unschedulable(qp, {"P"}, q.scheduling_cycle)
+    q.activate(["a"])  # same virtual instant: left in the unschedulable pool
+    assert _where(q) == {"a": "unschedulable"}
+    clock.advance(0.25)
+    q.activate(["a"])
+    assert _where(q) == {"a": "active"}
+
+
+# ----- through the scheduler -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("activation", "bound_at_31"), [(True, ["g-0", "g-1"]), (False, [])])
+def test_sibling_in_backoff_is_activated_when_a_member_waits(
+    monkeypatch: pytest.MonkeyPatch, activation: bool, bound_at_31: list[str]
+) -> None:
+    """g-0 keeps timing out at Permit (5 s) while g-1 is gated, and backs off 1, 2, 4, then 8 s (t=28
+    to 36). The gate is lifted at t=30: g-1 waits at Permit and activates g-0, which completes the
+    quorum at once, so both bind at t=30. Without the activation g-0 stays in backoffQ, g-1 times out
+    at 35, and nothing is bound at 31."""
+    if not activation:
+        monkeypatch.setattr(SchedulingQueue, "activate", lambda self, uids: None)
+    sim = Simulation(config=cosched_config())
+    objs = [pod_group("g", 2, timeout=5), pod("g-0", "g"), pod("g-1", "g", gated=True)]
+    ref = ObjectRef("v1", "Pod", "default", "g-1")
+    steps = [
+        Step(0, [make_node("n1")]),
+        Step(1, objs),
+        Step(30, patch=[(ref, {"spec": {"schedulingGates": None}})]),
+    ]
+    sim.run(Plan(steps), until=31)
+    assert sorted(bound(sim)) == bound_at_31
+    if activation:
+        scheduled = [
+            (e["involvedObject"]["name"], e["firstTimestamp"])
+            for e in sim.store.list(("", "Event"))[0]
+            if e["reason"] == "Scheduled"
+        ]
+        assert sorted(scheduled) == [("g-0", "2024-01-01T00:00:30Z"), ("g-1", "2024-01-01T00:00:30Z")]
+    else:
+        sim.run(Plan([]), until=37)
+        assert sorted(bound(sim)) == ["g-0", "g-1"]
+
+
+def test_activation_does_not_spin_when_members_keep_failing() -> None:
+    """A gang of 6 on room for 2: members wait, the third fails and rejects them, and the next member
+    to wait re-activates them; each member is activated once per instant, so time advances."""
+    objs = [pod_group("big", 6), *(pod(f"big-{i}", "big", cpu="2") for i in range(6))]
+    sim = simulate([(0, [make_node("n1")]), (1, objs)], until=40)
+    assert bound(sim) == {}
+    assert sim.clock.now() == 40
+    assert sim.scheduler.stats.attempts < 200
