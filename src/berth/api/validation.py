@@ -15,6 +15,7 @@ from typing import Any, NoReturn
 
 from berth.api.errors import InvalidObjectError, QuantityError
 from berth.api.kinds import KindInfo, UnknownKindError, lookup_kind
+from berth.api.labels import LabelSelectorError, compile_label_selector
 from berth.api.meta import api_group
 from berth.api.names import (
     dns1123_label_errors,
@@ -445,6 +446,54 @@ def _validate_node_affinity(path: str, value: object, ctx: Context) -> None:
         _validate_term(f"{ppath}.preference", p.get("preference"), ctx)
 
 
+def _validate_selector(path: str, value: object, ctx: Context) -> None:
+    if value is None:
+        return
+    sel = ctx.mapping(path, value)
+    try:
+        compile_label_selector(sel)
+    except LabelSelectorError as e:
+        ctx.invalid(f"{path}.{e.path}" if e.path else path, e.value, e.message)
+
+
+def _validate_pod_affinity_term(path: str, value: object, ctx: Context) -> None:
+    term = ctx.mapping(path, value)
+    _validate_selector(f"{path}.labelSelector", term.get("labelSelector"), ctx)
+    _validate_selector(f"{path}.namespaceSelector", term.get("namespaceSelector"), ctx)
+    for i, ns in enumerate(ctx.sequence(f"{path}.namespaces", term.get("namespaces"))):
+        name = ctx.string(f"{path}.namespaces[{i}]", ns)
+        errs = _label_cached(name)
+        if errs:
+            ctx.invalid(f"{path}.namespace", name, errs[0])
+    for field_name in ("matchLabelKeys", "mismatchLabelKeys"):
+        for i, k in enumerate(ctx.sequence(f"{path}.{field_name}", term.get(field_name))):
+            key = ctx.string(f"{path}.{field_name}[{i}]", k)
+            errs = qualified_name_cached(key)
+            if errs:
+                ctx.invalid(f"{path}.{field_name}[{i}]", key, errs[0])
+    key = ctx.string(f"{path}.topologyKey", term.get("topologyKey"))
+    if not key:
+        ctx.required(f"{path}.topologyKey", "can not be empty")
+    errs = qualified_name_cached(key)
+    if errs:
+        ctx.invalid(f"{path}.topologyKey", key, errs[0])
+
+
+def _validate_pod_affinity(path: str, value: object, ctx: Context) -> None:
+    pa = ctx.mapping(path, value)
+    req_path = f"{path}.requiredDuringSchedulingIgnoredDuringExecution"
+    for i, t in enumerate(ctx.sequence(req_path, pa.get("requiredDuringSchedulingIgnoredDuringExecution"))):
+        _validate_pod_affinity_term(f"{req_path}[{i}]", t, ctx)
+    pref_path = f"{path}.preferredDuringSchedulingIgnoredDuringExecution"
+    for i, w in enumerate(ctx.sequence(pref_path, pa.get("preferredDuringSchedulingIgnoredDuringExecution"))):
+        wpath = f"{pref_path}[{i}]"
+        w = ctx.mapping(wpath, w)
+        weight = w.get("weight")
+        if isinstance(weight, bool) or not isinstance(weight, int) or not 1 <= weight <= 100:
+            ctx.invalid(f"{wpath}.weight", weight, "must be in the range 1-100")
+        _validate_pod_affinity_term(f"{wpath}.podAffinityTerm", w.get("podAffinityTerm"), ctx)
+
+
 def _validate_spread(path: str, value: object, ctx: Context) -> None:
     for i, c in enumerate(ctx.sequence(path, value)):
         cpath = f"{path}[{i}]"
@@ -487,9 +536,13 @@ def validate_pod_spec(path: str, value: object, ctx: Context) -> None:
         ctx.label_map(f"{path}.nodeSelector", spec.get("nodeSelector"))
     affinity = spec.get("affinity")
     if affinity is not None:
-        na = ctx.mapping(f"{path}.affinity", affinity).get("nodeAffinity")
+        aff = ctx.mapping(f"{path}.affinity", affinity)
+        na = aff.get("nodeAffinity")
         if na is not None:
             _validate_node_affinity(f"{path}.affinity.nodeAffinity", na, ctx)
+        for kind in ("podAffinity", "podAntiAffinity"):
+            if aff.get(kind) is not None:
+                _validate_pod_affinity(f"{path}.affinity.{kind}", aff.get(kind), ctx)
     for field_name in ("priorityClassName", "nodeName", "schedulerName"):
         v = ctx.string(f"{path}.{field_name}", spec.get(field_name))
         if v:
