@@ -7,7 +7,7 @@ import sys
 import time
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 import yaml
@@ -187,6 +187,140 @@ def explain(
         sys.stdout.write(json.dumps([t.to_dict() | {"number": i} for i, t in numbered], indent=2) + "\n")
     else:
         sys.stdout.write("\n".join(render_trace(t, i, len(traces)) for i, t in numbered))
+
+
+Kubeconfig = Annotated[
+    Path | None, typer.Option("--kubeconfig", help="kubeconfig file (default $KUBECONFIG).")
+]
+Context = Annotated[str | None, typer.Option("--context", help="kubeconfig context to use.")]
+Server = Annotated[
+    str | None, typer.Option("--server", "-s", help="API server address (overrides kubeconfig).")
+]
+Token = Annotated[str | None, typer.Option("--token", help="Bearer token for the API server.")]
+Insecure = Annotated[
+    bool, typer.Option("--insecure-skip-tls-verify", help="Do not verify the server's certificate.")
+]
+
+
+def _connect(
+    kubeconfig: Path | None, context: str | None, server: str | None, token: str | None, insecure: bool
+) -> Any:
+    """A KubeClient for the chosen API server (tests replace this function to talk to an in-process one)."""
+    from berth.remote.client import KubeClient
+    from berth.remote.kubeconfig import Connection, KubeconfigError, load_kubeconfig
+
+    if server:
+        conn = Connection(server, token, not insecure)
+    else:
+        try:
+            conn = load_kubeconfig(str(kubeconfig) if kubeconfig else None, context)
+        except KubeconfigError as e:
+            raise _invalid(str(e)) from None
+        if token or insecure:
+            conn = Connection(conn.server, token or conn.token, False if insecure else conn.verify, conn.cert)
+    return KubeClient(conn.server, token=conn.token, verify=conn.verify, cert=conn.cert)
+
+
+def _server_error(e: Exception) -> typer.Exit:
+    from berth.remote.client import APIError
+
+    if isinstance(e, APIError) and e.reason:
+        typer.echo(f"Error from server ({e.reason}): {e.message}", err=True)
+    else:
+        typer.echo(f"error: {e}", err=True)
+    return typer.Exit(1)
+
+
+@app.command()
+def cordon(
+    node: Annotated[str, typer.Argument(help="Node name.")],
+    kubeconfig: Kubeconfig = None,
+    context: Context = None,
+    server: Server = None,
+    token: Token = None,
+    insecure_skip_tls_verify: Insecure = False,
+) -> None:
+    """Mark a node unschedulable (as kubectl cordon)."""
+    from berth.remote.client import APIError
+    from berth.remote.drain import cordon_node
+
+    client = _connect(kubeconfig, context, server, token, insecure_skip_tls_verify)
+    try:
+        typer.echo(cordon_node(client, node))
+    except APIError as e:
+        raise _server_error(e) from None
+
+
+@app.command()
+def uncordon(
+    node: Annotated[str, typer.Argument(help="Node name.")],
+    kubeconfig: Kubeconfig = None,
+    context: Context = None,
+    server: Server = None,
+    token: Token = None,
+    insecure_skip_tls_verify: Insecure = False,
+) -> None:
+    """Mark a node schedulable again (as kubectl uncordon)."""
+    from berth.remote.client import APIError
+    from berth.remote.drain import uncordon_node
+
+    client = _connect(kubeconfig, context, server, token, insecure_skip_tls_verify)
+    try:
+        typer.echo(uncordon_node(client, node))
+    except APIError as e:
+        raise _server_error(e) from None
+
+
+@app.command()
+def drain(
+    node: Annotated[str, typer.Argument(help="Node name.")],
+    force: Annotated[bool, typer.Option(help="Also evict pods that declare no controller.")] = False,
+    timeout: Annotated[str, typer.Option(help="Give up after this long (0s: never).")] = "0s",
+    grace_period: Annotated[
+        int, typer.Option(help="Termination grace period for evicted pods (-1: the pod's own).")
+    ] = -1,
+    ignore_daemonsets: Annotated[
+        bool, typer.Option(help="Accepted for kubectl compatibility: DaemonSet pods are always skipped.")
+    ] = True,
+    kubeconfig: Kubeconfig = None,
+    context: Context = None,
+    server: Server = None,
+    token: Token = None,
+    insecure_skip_tls_verify: Insecure = False,
+) -> None:
+    """Cordon a node and evict its pods through the eviction API, respecting PodDisruptionBudgets."""
+    from berth.descheduler.drain import DrainError
+    from berth.remote.client import APIError
+    from berth.remote.drain import drain_node
+
+    try:
+        timeout_s = parse_duration(timeout)
+    except ValueError:
+        raise _invalid(f'--timeout: invalid duration "{timeout}"') from None
+    if grace_period < -1:
+        raise _invalid(f"--grace-period: invalid value {grace_period} (expected -1 or more)")
+    client = _connect(kubeconfig, context, server, token, insecure_skip_tls_verify)
+    try:
+        outcome = drain_node(
+            client,
+            node,
+            force=force,
+            timeout=timeout_s,
+            grace_period_seconds=None if grace_period < 0 else grace_period,
+            out=typer.echo,
+        )
+        error = outcome.error
+    except DrainError as e:
+        error = str(e)
+    except APIError as e:
+        raise _server_error(e) from None
+    if error:
+        typer.echo(
+            f'error: unable to drain node "{node}" due to error: {error}, continuing command...\n'
+            f"There are pending nodes to be drained:\n {node}\nerror: {error}",
+            err=True,
+        )
+        raise typer.Exit(1)
 
 
 @app.command()

@@ -1,0 +1,186 @@
+"""Kubernetes REST semantics over a Berth Store: paths, verbs, query parameters and Status errors.
+
+One request in, one (HTTP code, JSON body) out, with no transport attached: the HTTP server of
+``berth serve`` and in-process clients (tests, tools) share it. Supported: get, list (labelSelector,
+fieldSelector), create, update, patch (JSON merge patch; strategic merge patches are applied as merge
+patches), delete (gracePeriodSeconds, dryRun), the ``status`` subresource and the pods' ``eviction``
+subresource (policy/v1 Eviction, Berth's eviction API). Watches are not served.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from berth.api.kinds import KindInfo, UnknownKindError, all_kinds
+from berth.store import Store, StoreError
+from berth.store.errors import BadRequest, NotFound
+from berth.store.eviction import evict
+
+Obj = dict[str, Any]
+Query = Mapping[str, Sequence[str]]
+
+__all__ = ["Request", "RestAPI", "Route", "resolve"]
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """What a request path names: the kind, the namespace, the object name and the subresource."""
+
+    info: KindInfo
+    namespace: str
+    name: str
+    subresource: str
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """One API request, transport-free."""
+
+    method: str
+    path: str
+    query: Query
+    body: bytes = b""
+
+
+def _by_resource() -> dict[tuple[str, str, str], KindInfo]:
+    return {(k.group, k.version, k.plural): k for k in all_kinds()}
+
+
+_RESOURCES = _by_resource()
+
+
+def _not_found(path: str) -> StoreError:
+    return NotFound(f"the server could not find the requested resource ({path})")
+
+
+def resolve(path: str) -> Route:
+    """The Route of an API path (``/api/v1/namespaces/ns/pods/name/eviction``); NotFound when unknown."""
+    parts = [p for p in path.split("/") if p]
+    if len(parts) >= 2 and parts[0] == "api":
+        group, version, rest = "", parts[1], parts[2:]
+    elif len(parts) >= 3 and parts[0] == "apis":
+        group, version, rest = parts[1], parts[2], parts[3:]
+    else:
+        raise _not_found(path)
+    namespace = ""
+    if len(rest) >= 3 and rest[0] == "namespaces":
+        namespace, rest = rest[1], rest[2:]
+    if not rest or len(rest) > 3:
+        raise _not_found(path)
+    info = _RESOURCES.get((group, version, rest[0]))
+    if info is None or (namespace and not info.namespaced):
+        raise _not_found(path)
+    name = rest[1] if len(rest) > 1 else ""
+    sub = rest[2] if len(rest) > 2 else ""
+    return Route(info, namespace, name, sub)
+
+
+def _one(query: Query, key: str) -> str | None:
+    values = query.get(key)
+    return values[-1] if values else None
+
+
+def _json_body(body: bytes) -> Obj:
+    try:
+        doc = json.loads(body or b"{}")
+    except ValueError as e:
+        raise BadRequest(f"the request body is not valid JSON: {e}") from None
+    if not isinstance(doc, dict):
+        raise BadRequest("the request body must be a JSON object")
+    return doc
+
+
+def _grace(query: Query, body: Obj) -> int | None:
+    text = _one(query, "gracePeriodSeconds")
+    value = body.get("gracePeriodSeconds") if text is None else text
+    if value is None:
+        return None
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise BadRequest(f'invalid gracePeriodSeconds "{value}"') from None
+
+
+def _dry_run(query: Query, body: Obj) -> bool:
+    values = list(query.get("dryRun") or ()) + list(body.get("dryRun") or ())
+    return "All" in values
+
+
+class RestAPI:
+    """Serves Kubernetes API requests from ``store``."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def handle(self, request: Request) -> tuple[int, Obj]:
+        """(HTTP code, JSON body) for ``request``; API errors become metav1.Status bodies."""
+        try:
+            return self._dispatch(request)
+        except StoreError as e:
+            return e.code, e.to_status()
+        except UnknownKindError as e:
+            err = BadRequest(str(e))
+            return err.code, err.to_status()
+
+    def _dispatch(self, req: Request) -> tuple[int, Obj]:
+        route = resolve(req.path)
+        key = (route.info.group, route.info.kind)
+        method = req.method.upper()
+        if route.subresource == "eviction":
+            if method != "POST" or route.info.kind != "Pod":
+                raise _not_found(req.path)
+            return self._evict(route, req)
+        if route.subresource not in ("", "status"):
+            raise _not_found(req.path)
+        ns = route.namespace
+        if method == "GET":
+            if route.name:
+                return 200, self.store.get(key, ns, route.name)
+            items, rv = self.store.list(
+                key,
+                ns or None,
+                label_selector=_one(req.query, "labelSelector"),
+                field_selector=_one(req.query, "fieldSelector"),
+            )
+            return 200, {
+                "apiVersion": route.info.api_version,
+                "kind": f"{route.info.kind}List",
+                "metadata": {"resourceVersion": rv},
+                "items": items,
+            }
+        if method == "POST" and not route.name:
+            obj = _json_body(req.body)
+            if ns:
+                obj.setdefault("metadata", {}).setdefault("namespace", ns)
+            return 201, self.store.create(obj)
+        if method == "PUT" and route.name:
+            obj = _json_body(req.body)
+            if route.subresource == "status":
+                return 200, self.store.update_status(obj)
+            return 200, self.store.update(obj)
+        if method == "PATCH" and route.name:
+            patch = _json_body(req.body)
+            sub = route.subresource or None
+            return 200, self.store.patch(key, ns, route.name, patch, subresource=sub)
+        if method == "DELETE" and route.name and not route.subresource:
+            body = _json_body(req.body) if req.body else {}
+            if _dry_run(req.query, body):
+                return 200, self.store.get(key, ns, route.name)
+            result = self.store.delete(key, ns, route.name, grace_period_seconds=_grace(req.query, body))
+            return 200, result if isinstance(result, dict) else {"kind": "Status", "status": "Success"}
+        raise _not_found(req.path)
+
+    def _evict(self, route: Route, req: Request) -> tuple[int, Obj]:
+        body = _json_body(req.body)
+        options = body.get("deleteOptions") or {}
+        evict(
+            self.store,
+            route.namespace,
+            route.name,
+            dry_run=_dry_run(req.query, options),
+            grace_period_seconds=_grace({}, options),
+        )
+        return 201, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}

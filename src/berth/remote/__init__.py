@@ -1,0 +1,1 @@
+"""berth.remote: talking to a Kubernetes API server (kubeconfig, a small JSON client, node drain)."""

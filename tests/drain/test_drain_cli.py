@@ -1,0 +1,171 @@
+"""``berth cordon / uncordon / drain`` through the CLI, against an API server in the test's process.
+
+The API server is Berth's own REST layer (`berth.apiserver.rest`) over a simulated cluster, reached
+through an httpx transport; the drain's sleeps advance the simulation's virtual clock.
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from drain_helpers import NODE, PDB, advance, budget, deployment, healthy, node, pods_on, start
+from typer.testing import CliRunner
+
+import berth.cli
+import berth.remote.drain
+from berth.apiserver.rest import Request, RestAPI
+from berth.cli import app
+from berth.remote.client import KubeClient
+from berth.sim.engine import Simulation
+
+VIOLATES = "Cannot evict pod as it would violate the pod's disruption budget."
+
+
+def _transport(sim: Simulation, seen: list[str]) -> httpx.MockTransport:
+    api = RestAPI(sim.store)
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        query = urllib.parse.parse_qs(request.url.query.decode())
+        seen.append(f"{request.method} {request.url.path}")
+        code, body = api.handle(Request(request.method, request.url.path, query, request.content))
+        sim.run_until_idle()  # the components see the write before the next request
+        return httpx.Response(code, json=body)
+
+    return httpx.MockTransport(handle)
+
+
+@pytest.fixture
+def cluster(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Returns a function that puts a simulation behind the CLI's API connection."""
+
+    def attach(sim: Simulation) -> list[str]:
+        seen: list[str] = []
+
+        def connect(*args: Any) -> KubeClient:
+            return KubeClient("http://berth.test", transport=_transport(sim, seen))
+
+        def sleep(seconds: float) -> None:
+            advance(sim, sim.clock.now() + seconds)
+
+        monkeypatch.setattr(berth.cli, "_connect", connect)
+        original = berth.remote.drain.drain_node
+
+        def drain_node(*args: Any, **kw: Any) -> Any:
+            return original(*args, now=sim.clock.now, sleep=sleep, **kw)
+
+        monkeypatch.setattr(berth.remote.drain, "drain_node", drain_node)
+        return seen
+
+    return attach
+
+
+def test_cordon_and_uncordon(cluster: Any) -> None:
+    sim = start(node("n1"))
+    cluster(sim)
+    runner = CliRunner()
+    assert runner.invoke(app, ["cordon", "n1"]).stdout == "node/n1 cordoned\n"
+    assert sim.store.get(NODE, "", "n1")["spec"]["unschedulable"] is True
+    assert runner.invoke(app, ["cordon", "n1"]).stdout == "node/n1 already cordoned\n"
+    assert runner.invoke(app, ["uncordon", "n1"]).stdout == "node/n1 uncordoned\n"
+    assert "unschedulable" not in sim.store.get(NODE, "", "n1")["spec"]
+    assert runner.invoke(app, ["uncordon", "n1"]).stdout == "node/n1 already uncordoned\n"
+
+
+def test_unknown_node_is_a_server_error(cluster: Any) -> None:
+    cluster(start(node("n1")))
+    result = CliRunner().invoke(app, ["drain", "nope"])
+    assert result.exit_code == 1
+    assert result.stderr == 'Error from server (NotFound): nodes "nope" not found\n'
+
+
+def test_drain_keeps_the_budget_and_waits_for_replacements(cluster: Any) -> None:
+    sim = start(
+        node("node-a"), node("node-b"), deployment("web", 3), budget("web-pdb", "web", minAvailable=2)
+    )
+    busy = max(("node-a", "node-b"), key=lambda n: len(pods_on(sim, n)))
+    first, second = pods_on(sim, busy)
+    lowest: list[int] = [healthy(sim, "web")]
+    sim.store.subscribe(lambda ev: lowest.append(healthy(sim, "web")))
+    seen = cluster(sim)
+    t0 = sim.clock.now()
+    result = CliRunner().invoke(app, ["drain", busy])
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        f"node/{busy} cordoned",
+        f"evicting pod default/{first}",
+        f'error when evicting pods/"{second}" -n "default" (will retry after 5s): {VIOLATES}',
+        f"evicting pod default/{second}",
+        f"pod/{first} evicted",
+        f"pod/{second} evicted",
+        f"node/{busy} drained",
+    ]
+    assert min(lowest) == 2  # never below minAvailable while draining
+    assert pods_on(sim, busy) == []
+    # the second eviction succeeds on the retry 5 s in; its pod is gone after the 30 s grace period
+    assert sim.clock.now() - t0 == pytest.approx(35.0)
+    assert seen[:2] == [f"GET /api/v1/nodes/{busy}", f"PATCH /api/v1/nodes/{busy}"]
+    assert seen.count(f"POST /api/v1/namespaces/default/pods/{second}/eviction") == 2
+    status = sim.store.get(PDB, "default", "web-pdb")["status"]
+    assert (status["currentHealthy"], status["desiredHealthy"]) == (3, 2)
+
+
+def test_drain_times_out_when_the_budget_never_allows(cluster: Any) -> None:
+    sim = start(node("n1"), node("n2"), deployment("web", 2), budget("web-pdb", "web", maxUnavailable=0))
+    busy = max(("n1", "n2"), key=lambda n: len(pods_on(sim, n)))
+    cluster(sim)
+    result = CliRunner().invoke(app, ["drain", busy, "--timeout", "12s"])
+    assert result.exit_code == 1
+    error = "drain did not complete within 12s"
+    assert result.stderr == (
+        f'error: unable to drain node "{busy}" due to error: {error}, continuing command...\n'
+        f"There are pending nodes to be drained:\n {busy}\nerror: {error}\n"
+    )
+    assert result.stdout.count("will retry after 5s") == 3  # at 0, 5 and 10 s
+    assert healthy(sim, "web") == 2
+
+
+def test_drain_refuses_unmanaged_pods_without_force(cluster: Any) -> None:
+    bare = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "loner"},
+        "spec": {"nodeName": "n1", "containers": [{"name": "c", "image": "nginx"}]},
+    }
+    sim = start(node("n1"), bare)
+    cluster(sim)
+    result = CliRunner().invoke(app, ["drain", "n1"])
+    assert result.exit_code == 1
+    assert "cannot delete Pods that declare no controller (use --force to override): default/loner" in (
+        result.stderr
+    )
+    assert pods_on(sim, "n1") == ["loner"]
+    result = CliRunner().invoke(app, ["drain", "n1", "--force", "--grace-period", "0"])
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "node/n1 already cordoned",
+        "Warning: deleting Pods that declare no controller: default/loner",
+        "evicting pod default/loner",
+        "pod/loner evicted",
+        "node/n1 drained",
+    ]
+
+
+def test_drain_option_errors(cluster: Any) -> None:
+    cluster(start(node("n1")))
+    result = CliRunner().invoke(app, ["drain", "n1", "--timeout", "soon"])
+    assert (result.exit_code, result.stderr) == (2, 'error: --timeout: invalid duration "soon"\n')
+    result = CliRunner().invoke(app, ["drain", "n1", "--grace-period", "-2"])
+    assert (result.exit_code, result.stderr) == (
+        2,
+        "error: --grace-period: invalid value -2 (expected -1 or more)\n",
+    )
+
+
+def test_missing_kubeconfig_is_reported(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["cordon", "n1", "--kubeconfig", str(tmp_path / "none")])
+    assert result.exit_code == 2
+    assert result.stderr == f"error: {tmp_path / 'none'}: No such file or directory\n"
