@@ -19,7 +19,7 @@ import numpy as np
 from berth.scheduler.cache import SchedulerCache, is_terminal
 from berth.scheduler.framework.config import SchedulerConfig, parse_config
 from berth.scheduler.framework.cycle_state import BINDING_ANNOTATIONS_KEY, CycleState, Overlay
-from berth.scheduler.framework.nodetable import AdjustedNodeInfo, IntArray, NodeTable
+from berth.scheduler.framework.nodetable import AdjustedNodeInfo, IntArray, NodeInfo, NodeTable
 from berth.scheduler.framework.plugin import (
     NodeStatusMap,
     ObjectClient,
@@ -50,6 +50,7 @@ OVERLAY_APPLIED_KEY = "berth/overlay-applied"
 STATIC_FILTER_KEY = "berth/pod-independent-filters"  # node -> None (passed) or the Status that rejected it
 TRACE_KEY = "berth/trace"  # the CycleTrace of an attempt being explained or recorded
 DRY_RUN_PLAN_KEY = "berth/dry-run-plan"  # (the cycle's DryRunPlan or None,)
+PREPARED_KEY = "berth/dry-run-nodes"  # node -> (DryRunPlan, NodeInfo, nominated pods counted there)
 # the store's refusals (berth.store.errors), named here because the scheduler layer sees the store only
 # through its protocol
 API_ERRORS = frozenset(
@@ -545,6 +546,12 @@ class Scheduler:
         every filter that looks at the node's pods is a ResourceFitFilter, the statuses come from arithmetic
         (a DryRunPlan) instead. ``verdict_only`` is accepted for callers that need only success.
         """
+        prepared: dict[str, tuple[DryRunPlan, NodeInfo, list[PodInfo]]] | None = state.get(PREPARED_KEY)
+        if prepared is not None:
+            entry = prepared.get(node_name)
+            if entry is not None:  # a node already seen in this dry run: arithmetic only
+                ready, seen_info, nominated = entry
+                return ready.evaluate(state, pod, seen_info, removed, nominated)
         fw = self.frameworks[profile]
         table = self.cache.table
         row = table.index.get(node_name)
@@ -569,7 +576,13 @@ class Scheduler:
             state.write(DRY_RUN_PLAN_KEY, cached)
         plan = cached[0]
         if plan is not None:
-            return plan.evaluate(state, pod, table.info(row), changes, added)
+            info = table.info(row)
+            if prepared is None:
+                prepared = {}
+                state.write(PREPARED_KEY, prepared)
+            # nominated pods are never bound, so never among ``removed``: the list holds for later calls
+            prepared[node_name] = (plan, info, added)
+            return plan.evaluate(state, pod, info, changes, added)
         if removed and fw.has_pre_filter_extensions:
             state = state.clone()
             info = table.info(row)
