@@ -35,6 +35,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/gang_scheduling.py
 	$(BIN)/python benchmarks/preemption_async.py
 	$(BIN)/python benchmarks/quota_contention.py
+	$(BIN)/python benchmarks/scheduler_perf.py
 
 clean:
 	rm -rf $(VENV)
