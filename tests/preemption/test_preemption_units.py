@@ -422,6 +422,9 @@ class _Handle:
     def node_table(self) -> NodeTable:
         return self.table
 
+    def dry_run_key(self, state: CycleState, pod: PodInfo, node: str) -> None:
+        return None  # every node is evaluated on its own here
+
     def filter_with_changes(
         self,
         state: CycleState,

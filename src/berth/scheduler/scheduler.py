@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -362,6 +362,9 @@ class _Handle:
     def clear_nomination(self, pod: PodInfo) -> None:
         self._s.set_nomination(pod, "")
 
+    def dry_run_key(self, state: CycleState, pod: PodInfo, node_name: str) -> Hashable | None:
+        return self._s.dry_run_key(self.profile_name, state, pod, node_name)
+
     def activate_pods(self, uids: Iterable[str]) -> None:
         self._s.queue.activate(uids)
 
@@ -529,6 +532,52 @@ class Scheduler:
             if type(e).__name__ != "NotFound":
                 raise
 
+    def _nominated_counted(self, state: CycleState, pod: PodInfo, node_name: str) -> list[PodInfo]:
+        """The nominated pods a dry run counts on ``node_name`` for ``pod`` (none when the cycle's overlay
+        already holds them)."""
+        if not self.nominator or state.get(OVERLAY_APPLIED_KEY):
+            return []
+        return [
+            p for p in self.nominator.on_node(node_name) if p.uid != pod.uid and p.priority >= pod.priority
+        ]
+
+    def _dry_run_node(
+        self, profile: str, state: CycleState, pod: PodInfo, node_name: str
+    ) -> tuple[DryRunPlan, NodeInfo, list[PodInfo]] | None:
+        """The arithmetic plan of this cycle with the node's view and counted nominated pods, remembered per
+        node; None when the cycle has no plan (or the node is unknown)."""
+        prepared: dict[str, tuple[DryRunPlan, NodeInfo, list[PodInfo]]] | None = state.get(PREPARED_KEY)
+        if prepared is not None:
+            entry = prepared.get(node_name)
+            if entry is not None:
+                return entry
+        cached: tuple[DryRunPlan | None] | None = state.get(DRY_RUN_PLAN_KEY)
+        if cached is None:
+            cached = (self.frameworks[profile].dry_run_plan(state, pod),)
+            state.write(DRY_RUN_PLAN_KEY, cached)
+        plan = cached[0]
+        row = self.cache.table.index.get(node_name)
+        if plan is None or row is None:
+            return None
+        if prepared is None:
+            prepared = {}
+            state.write(PREPARED_KEY, prepared)
+        # nominated pods are never bound, so never among a dry run's removals: the list holds for the cycle
+        entry = prepared[node_name] = (
+            plan,
+            self.cache.table.info(row),
+            self._nominated_counted(state, pod, node_name),
+        )
+        return entry
+
+    def dry_run_key(self, profile: str, state: CycleState, pod: PodInfo, node_name: str) -> Hashable | None:
+        """See Handle.dry_run_key."""
+        entry = self._dry_run_node(profile, state, pod, node_name)
+        if entry is None:
+            return None
+        plan, info, nominated = entry
+        return plan.key(state, pod, info, nominated)
+
     def filter_with_changes(
         self,
         profile: str,
@@ -546,12 +595,10 @@ class Scheduler:
         every filter that looks at the node's pods is a ResourceFitFilter, the statuses come from arithmetic
         (a DryRunPlan) instead. ``verdict_only`` is accepted for callers that need only success.
         """
-        prepared: dict[str, tuple[DryRunPlan, NodeInfo, list[PodInfo]]] | None = state.get(PREPARED_KEY)
-        if prepared is not None:
-            entry = prepared.get(node_name)
-            if entry is not None:  # a node already seen in this dry run: arithmetic only
-                ready, seen_info, nominated = entry
-                return ready.evaluate(state, pod, seen_info, removed, nominated)
+        entry = self._dry_run_node(profile, state, pod, node_name)
+        if entry is not None:
+            plan, info, nominated = entry
+            return plan.evaluate(state, pod, info, removed, nominated)
         fw = self.frameworks[profile]
         table = self.cache.table
         row = table.index.get(node_name)
@@ -562,27 +609,8 @@ class Scheduler:
         if isinstance(known, Status):
             return known  # a filter that ignores the node's pods already rejected this node
         changes: list[PodInfo] = list(removed)
-        added: list[PodInfo] = []
-        if self.nominator and not state.get(OVERLAY_APPLIED_KEY):
-            gone = {p.uid for p in removed}
-            added = [
-                p
-                for p in self.nominator.on_node(node_name)
-                if p.uid != pod.uid and p.uid not in gone and p.priority >= pod.priority
-            ]
-        cached: tuple[DryRunPlan | None] | None = state.get(DRY_RUN_PLAN_KEY)
-        if cached is None:
-            cached = (fw.dry_run_plan(state, pod),)
-            state.write(DRY_RUN_PLAN_KEY, cached)
-        plan = cached[0]
-        if plan is not None:
-            info = table.info(row)
-            if prepared is None:
-                prepared = {}
-                state.write(PREPARED_KEY, prepared)
-            # nominated pods are never bound, so never among ``removed``: the list holds for later calls
-            prepared[node_name] = (plan, info, added)
-            return plan.evaluate(state, pod, info, changes, added)
+        gone = {p.uid for p in removed}
+        added = [p for p in self._nominated_counted(state, pod, node_name) if p.uid not in gone]
         if removed and fw.has_pre_filter_extensions:
             state = state.clone()
             info = table.info(row)

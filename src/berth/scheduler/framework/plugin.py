@@ -8,7 +8,7 @@ Filter and Score plugins may also offer a batched form over the whole NodeTable
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -247,6 +247,12 @@ class Handle(Protocol):
         """Drop ``pod``'s status.nominatedNodeName (a preemptor took the node it was nominated to)."""
         ...
 
+    def dry_run_key(self, state: CycleState, pod: PodInfo, node_name: str) -> Hashable | None:
+        """Within this cycle, a value equal for two nodes on which removing pods with equal requests gives
+        equal Filter statuses for ``pod`` (so a preemption dry run may reuse a node's victim choice);
+        None when no such value is known (some filter looks at the pods themselves)."""
+        ...
+
     def activate_pods(self, uids: Iterable[str]) -> None:
         """Move the pods ``uids`` that wait in the unschedulable pool or backoffQ straight to activeQ
         (kube's PodsToActivate / SchedulingQueue.Activate); pods elsewhere (activeQ, in flight, waiting at
@@ -354,6 +360,12 @@ class ResourceFitFilter(Protocol):
     ) -> Status:
         """The Filter's status for ``pod`` on row ``row`` with ``removed`` gone from it and ``added`` placed
         on it (the same status its ``filter`` gives on such a node)."""
+        ...
+
+    def dry_run_key(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, row: int, added: Sequence[PodInfo]
+    ) -> Hashable:
+        """A value equal for two rows exactly when equal removals give equal statuses on them."""
         ...
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -128,6 +128,17 @@ class DryRunPlan:
                 if not st.is_success():
                     return st.with_plugin(p.name)
         return static[1] if static is not None else SUCCESS
+
+    def key(self, state: CycleState, pod: PodInfo, node: NodeInfo, added: Sequence[PodInfo]) -> Hashable:
+        """Equal for two nodes on which equal removals give equal statuses (see Handle.dry_run_key)."""
+        static = self._static_failure(state, pod, node)
+        stop = static[0] if static is not None else len(self.steps)
+        parts: list[Hashable] = [None if static is None else static[1]]
+        for k in range(stop):
+            p, _, arithmetic = self.steps[k]
+            if arithmetic:
+                parts.append(p.dry_run_key(state, pod, node.table, node.index, added))
+        return tuple(parts)
 
 
 @dataclass(slots=True)

@@ -28,6 +28,7 @@ from berth.scheduler.framework.podinfo import PodInfo
 from berth.scheduler.framework.status import SUCCESS, Code, Status
 from berth.scheduler.plugins.defaultpreemption import messages as m
 from berth.scheduler.plugins.defaultpreemption.args import NAME, DefaultPreemptionArgs
+from berth.scheduler.plugins.defaultpreemption.memo import VictimMemo
 from berth.scheduler.plugins.defaultpreemption.pdb import PDB_KEY, Budget, BudgetCache
 from berth.scheduler.plugins.defaultpreemption.reservation import (
     RESERVATION_KEY,
@@ -195,6 +196,7 @@ class DefaultPreemption:
         failed: dict[str, Status] = {}
         errors: list[Status] = []
         handle = self.handle
+        memo = VictimMemo()
         k = len(rows)
         for i in range(k):
             row = rows[(offset + i) % k]
@@ -206,9 +208,13 @@ class DefaultPreemption:
             def fits_quick(removed: Sequence[PodInfo], node: str = node) -> Status:
                 return handle.filter_with_changes(state, pod, node, removed, verdict_only=True)
 
-            victims, s = select_victims_on_node(
-                pod, table.pods[row].values(), fits_without, budgets, start, fits_quick
-            )
+            node_pods = table.pods[row].values()
+            lookup = memo.lookup(handle.dry_run_key(state, pod, node), pod, node_pods, budgets, start)
+            found = memo.get(lookup)
+            if found is None:
+                found = select_victims_on_node(pod, node_pods, fits_without, budgets, start, fits_quick)
+                memo.put(lookup, found)
+            victims, s = found
             if s.is_success() and victims is not None and victims.pods:
                 bucket = clean if victims.num_pdb_violations == 0 else violating
                 if len(bucket) < wanted:

@@ -11,6 +11,7 @@ from berth.scheduler.framework.status import Code, Status
 from berth.scheduler.plugins.defaultpreemption.pdb import Budget, split_by_pdb_violation
 
 MSG_NO_VICTIMS = "No preemption victims found for incoming pod"
+_START_KEY = "berth/start-time"
 
 # the filters of the preemptor on the node with the given pods removed
 FitsWithout = Callable[[Sequence[PodInfo]], Status]
@@ -30,7 +31,10 @@ class StartTimes:
         self._cache: dict[str, float] = {}
 
     def of(self, pod: PodInfo) -> float:
-        """The start time of ``pod``."""
+        """The start time of ``pod`` (remembered on the pod; its object never changes)."""
+        known: float | None = pod.extra.get(_START_KEY)
+        if known is not None:
+            return known
         raw = (pod.obj.get("status") or {}).get("startTime")
         if isinstance(raw, str) and raw:
             t = self._cache.get(raw)
@@ -38,8 +42,9 @@ class StartTimes:
                 try:
                     t = parse_rfc3339(raw).timestamp()
                 except ValueError:
-                    t = self.now()
+                    return self.now()
                 self._cache[raw] = t
+            pod.extra[_START_KEY] = t
             return t
         return self.now()
 

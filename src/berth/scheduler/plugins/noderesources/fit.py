@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 
 import numpy as np
 
@@ -31,7 +31,7 @@ from berth.scheduler.plugins.noderesources.args import FIT, NodeResourcesFitArgs
 from berth.scheduler.plugins.noderesources.scorers import build_scorer
 
 PRE_FILTER_KEY = "PreFilter" + FIT
-FREE_KEY = "DryRunFree" + FIT  # row -> (free pod slots, [(resource, free minus request, reason)]) in a cycle
+FREE_KEY = "DryRunFree" + FIT  # (free pod slots per row, [(resource, free minus request per row, reason)])
 PRE_SCORE_KEY = "PreScore" + FIT
 REASON_TOO_MANY_PODS = "Too many pods"
 PODS = "pods"
@@ -120,6 +120,35 @@ class Fit:
         reasons = insufficient(node, self._checks(state, pod))
         return self._status(tuple(reasons)) if reasons else _SUCCESS
 
+    def _margins(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, row: int
+    ) -> tuple[int, list[tuple[str, int, str]]]:
+        """Free pod slots of ``row`` and, per checked resource, what is left once the pod is placed.
+
+        Computed for every row at once, on the first call of a cycle, as plain ints."""
+        cols: tuple[list[int], list[tuple[str, list[int], str]]] | None = state.get(FREE_KEY)
+        if cols is None:
+            n = table.size
+            slots = (table.alloc(PODS) - table.pod_count[:n]).tolist()
+            per_check = [
+                (name, (table.alloc(name) - table.req(name) - amount).tolist(), reason)
+                for name, amount, reason in self._checks(state, pod)
+            ]
+            cols = (slots, per_check)
+            state.write(FREE_KEY, cols)
+        slots_col, per_check_cols = cols
+        return slots_col[row], [(name, col[row], reason) for name, col, reason in per_check_cols]
+
+    def dry_run_key(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, row: int, added: Sequence[PodInfo]
+    ) -> Hashable:
+        """Equal for two rows on which equal removals give equal statuses (free slots and margins)."""
+        slots, margins = self._margins(state, pod, table, row)
+        return (
+            slots - len(added),
+            tuple(m - sum(p.requests.get(name, 0) for p in added) for name, m, _ in margins),
+        )
+
     def fits_with_changes(
         self,
         state: CycleState,
@@ -133,22 +162,7 @@ class Fit:
 
         A dry run asks many times per node within one cycle, while the table does not change: each row's
         free amounts are read from the table once per cycle."""
-        per_row: dict[int, tuple[int, list[tuple[str, int, str]]]] | None = state.get(FREE_KEY)
-        if per_row is None:
-            per_row = {}
-            state.write(FREE_KEY, per_row)
-        base = per_row.get(row)
-        if base is None:
-            alloc, req = table.allocatable, table.requested
-            pods_col = alloc.get(PODS)
-            slots = (0 if pods_col is None else int(pods_col[row])) - int(table.pod_count[row])
-            margins = []
-            for name, amount, reason in self._checks(state, pod):
-                a, r = alloc.get(name), req.get(name)
-                free = (0 if a is None else int(a[row])) - (0 if r is None else int(r[row]))
-                margins.append((name, free - amount, reason))  # what is left once the pod is placed
-            base = per_row[row] = (slots, margins)
-        slots, margins = base
+        slots, margins = self._margins(state, pod, table, row)
         reasons: list[str] = []
         if len(added) + 1 - len(removed) > slots:
             reasons.append(REASON_TOO_MANY_PODS)
