@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from preemption_helpers import classes, events, get_pod, node, nominated, pod, simulate
+from preemption_helpers import classes, events, get_pod, node, nominated, pdb, pod, simulate
+
+from berth.scheduler.plugins.defaultpreemption.memo import VictimMemo
 
 PRIORITIES = (1, 50, 100, 200, 1000)
 
@@ -42,3 +44,40 @@ def test_victims_have_lower_priority_and_make_room(
     row = int(target[1:])
     left = sum(c for j, (_, c) in enumerate(nodes[row]) if f"p{row}-{j}" not in gone)
     assert left + cpu <= 4
+
+
+# nodes drawn from few shapes, so that look-alike nodes (the dry run's memo) are common
+shapes = st.sampled_from(
+    [((50, 1), (50, 1), (100, 1)), ((50, 2), (1, 1)), ((100, 2), (100, 1)), ((1, 1), (1, 1), (1, 1), (50, 1))]
+)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(shapes, min_size=2, max_size=6), st.integers(1, 4), st.integers(0, 5), st.booleans())
+def test_victim_memo_changes_no_outcome(
+    nodes: list[tuple[tuple[int, int], ...]], cpu: int, seed: int, budget: bool
+) -> None:
+    """The dry run's reuse of victim choices between look-alike nodes picks exactly what evaluating every
+    node on its own picks: the same nominated node and the same victims."""
+    objs = [*classes(*PRIORITIES)]
+    for i, pods in enumerate(nodes):
+        objs.append(node(f"n{i}"))
+        objs += [
+            pod(f"p{i}-{j}", str(c), prio=p, on=f"n{i}", labels={"app": "a"}) for j, (p, c) in enumerate(pods)
+        ]
+    if budget:
+        objs.append(pdb("a", {"app": "a"}, healthy=sum(len(p) for p in nodes), allowed=1))
+    timeline = [(0.0, objs), (10.0, [pod("x", str(cpu), prio=1000)])]
+
+    def outcome() -> tuple[str, list[str]]:
+        sim = simulate(timeline, until=10.0, seed=seed)
+        return nominated(sim, "x"), sorted(name for name, _ in events(sim, "Preempted"))
+
+    with_memo = outcome()
+    original = VictimMemo.get
+    VictimMemo.get = lambda self, lookup: None  # type: ignore[method-assign]
+    try:
+        without_memo = outcome()
+    finally:
+        VictimMemo.get = original  # type: ignore[method-assign]
+    assert with_memo == without_memo
