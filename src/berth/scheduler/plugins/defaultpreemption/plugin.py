@@ -201,17 +201,17 @@ class DefaultPreemption:
         for i in range(k):
             row = rows[(offset + i) % k]
             node = table.names[row]
-
-            def fits_without(removed: Sequence[PodInfo], node: str = node) -> Status:
-                return handle.filter_with_changes(state, pod, node, removed)
-
-            def fits_quick(removed: Sequence[PodInfo], node: str = node) -> Status:
-                return handle.filter_with_changes(state, pod, node, removed, verdict_only=True)
-
             node_pods = table.pods[row].values()
             lookup = memo.lookup(handle.dry_run_key(state, pod, node), pod, node_pods, budgets, start)
             found = memo.get(lookup)
             if found is None:
+
+                def fits_without(removed: Sequence[PodInfo], node: str = node) -> Status:
+                    return handle.filter_with_changes(state, pod, node, removed)
+
+                def fits_quick(removed: Sequence[PodInfo], node: str = node) -> Status:
+                    return handle.filter_with_changes(state, pod, node, removed, verdict_only=True)
+
                 found = select_victims_on_node(pod, node_pods, fits_without, budgets, start, fits_quick)
                 memo.put(lookup, found)
             victims, s = found

@@ -123,9 +123,14 @@ class Fit:
     def _margins(
         self, state: CycleState, pod: PodInfo, table: NodeTable, row: int
     ) -> tuple[int, list[tuple[str, int, str]]]:
-        """Free pod slots of ``row`` and, per checked resource, what is left once the pod is placed.
+        """Free pod slots of ``row`` and, per checked resource, what is left once the pod is placed."""
+        slots_col, per_check_cols = self._margin_columns(state, pod, table)
+        return slots_col[row], [(name, col[row], reason) for name, col, reason in per_check_cols]
 
-        Computed for every row at once, on the first call of a cycle, as plain ints."""
+    def _margin_columns(
+        self, state: CycleState, pod: PodInfo, table: NodeTable
+    ) -> tuple[list[int], list[tuple[str, list[int], str]]]:
+        """Free pod slots and per-check margins of every row, computed once per cycle as plain ints."""
         cols: tuple[list[int], list[tuple[str, list[int], str]]] | None = state.get(FREE_KEY)
         if cols is None:
             n = table.size
@@ -136,17 +141,18 @@ class Fit:
             ]
             cols = (slots, per_check)
             state.write(FREE_KEY, cols)
-        slots_col, per_check_cols = cols
-        return slots_col[row], [(name, col[row], reason) for name, col, reason in per_check_cols]
+        return cols
 
     def dry_run_key(
         self, state: CycleState, pod: PodInfo, table: NodeTable, row: int, added: Sequence[PodInfo]
     ) -> Hashable:
         """Equal for two rows on which equal removals give equal statuses (free slots and margins)."""
-        slots, margins = self._margins(state, pod, table, row)
+        slots_col, per_check_cols = self._margin_columns(state, pod, table)
+        if not added:
+            return (slots_col[row], *(col[row] for _, col, _ in per_check_cols))
         return (
-            slots - len(added),
-            tuple(m - sum(p.requests.get(name, 0) for p in added) for name, m, _ in margins),
+            slots_col[row] - len(added),
+            *(col[row] - sum(p.requests.get(name, 0) for p in added) for name, col, _ in per_check_cols),
         )
 
     def fits_with_changes(
@@ -195,9 +201,13 @@ class Fit:
         code = np.zeros(len(rows), dtype=np.int64)
         for b, m in enumerate(masks):
             code |= m[rows].astype(np.int64) << b
-        used, inv = np.unique(code, return_inverse=True)
+        # codes are small bit sets: count them instead of sorting them
+        present = np.bincount(code, minlength=1 << len(masks))
+        used = np.flatnonzero(present)
+        remap = np.zeros(len(present), dtype=np.int64)
+        remap[used] = np.arange(len(used), dtype=np.int64)
         codes = np.zeros(n, dtype=np.int64)
-        codes[rows] = inv.reshape(-1)
+        codes[rows] = remap[code]
         statuses = [
             self._status(tuple(r for b, r in enumerate(reasons_all) if int(u) >> b & 1)) for u in used
         ]
