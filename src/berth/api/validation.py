@@ -495,6 +495,7 @@ def _validate_pod_affinity(path: str, value: object, ctx: Context) -> None:
 
 
 def _validate_spread(path: str, value: object, ctx: Context) -> None:
+    seen: set[tuple[str, object]] = set()
     for i, c in enumerate(ctx.sequence(path, value)):
         cpath = f"{path}[{i}]"
         c = ctx.mapping(cpath, c)
@@ -517,6 +518,38 @@ def _validate_spread(path: str, value: object, ctx: Context) -> None:
                 ctx.invalid(
                     f"{cpath}.minDomains", md, "can only use minDomains if whenUnsatisfiable=DoNotSchedule"
                 )
+        pair = (key, wu)
+        if pair in seen:
+            ctx.duplicate(f"{cpath}.{{topologyKey, whenUnsatisfiable}}", f"{{{key}, {wu}}}")
+        seen.add(pair)
+        for policy in ("nodeAffinityPolicy", "nodeTaintsPolicy"):
+            v = c.get(policy)
+            if v is not None and v not in ("Honor", "Ignore"):
+                ctx.not_supported(f"{cpath}.{policy}", v, ("Honor", "Ignore"))
+        selector = c.get("labelSelector")
+        _validate_selector(f"{cpath}.labelSelector", selector, ctx)
+        _validate_match_label_keys(f"{cpath}.matchLabelKeys", c.get("matchLabelKeys"), selector, ctx)
+
+
+def _validate_match_label_keys(path: str, value: object, selector: object, ctx: Context) -> None:
+    """kube's validateMatchLabelKeysInTopologySpread: label keys, not also in the selector, and only with
+    a selector."""
+    keys = ctx.sequence(path, value)
+    if not keys:
+        return
+    if selector is None:
+        ctx.forbidden(path, "must not be specified when labelSelector is not set")
+    sel = ctx.mapping("labelSelector", selector)
+    in_selector = set(sel.get("matchLabels") or {}) | {
+        e.get("key") for e in sel.get("matchExpressions") or () if isinstance(e, Mapping)
+    }
+    for i, k in enumerate(keys):
+        key = ctx.string(f"{path}[{i}]", k)
+        errs = qualified_name_cached(key)
+        if errs:
+            ctx.invalid(f"{path}[{i}]", key, errs[0])
+        if key in in_selector:
+            ctx.invalid(f"{path}[{i}]", key, "exists in both matchLabelKeys and labelSelector")
 
 
 def validate_pod_spec(path: str, value: object, ctx: Context) -> None:
