@@ -125,6 +125,8 @@ def main() -> None:
     sim = Simulation(config=capacity_config(args.max_backoff))
     latencies: dict[str, list[float]] = {s[0]: [] for s in SIZES}
     bound_ns: dict[str, int] = dict.fromkeys(namespaces, 0)
+    bound_size: dict[tuple[str, str], int] = {(ns, size[0]): 0 for ns in namespaces for size in SIZES}
+    counts = {name: max(1, int(count * args.scale)) for name, _, _, count, _, _ in SIZES}
 
     def on_decision(pod: PodInfo, node: str, status: Status) -> None:
         if node and status.is_success():
@@ -132,6 +134,7 @@ def main() -> None:
             if size:
                 latencies[size].append(sim.clock.now() - t)
                 bound_ns[pod.namespace] += 1
+                bound_size[(pod.namespace, size)] += 1
 
     sim.scheduler.on_decision = on_decision
     plugin: Any = sim.scheduler.frameworks["default-scheduler"].plugins["CapacityScheduling"]
@@ -143,13 +146,14 @@ def main() -> None:
     def sample_min_wait() -> None:
         """How long each quota has been below its min while one of its pending pods would fit within it."""
         now = sim.clock.now()
-        smallest: dict[str, int] = {}
-        for qp in sim.scheduler.queue.pending():
-            ns, cpu = qp.pod.namespace, qp.pod.requests.get("cpu", 0)
-            smallest[ns] = min(smallest.get(ns, cpu), cpu)
+        arrived = {
+            name: min(counts[name], int((now - 1.0) / every + 1e-9) + 1) if now >= 1.0 else 0
+            for name, _, _, _, every, _ in SIZES
+        }
         for ns in namespaces:
+            pending = [cpu for name, cpu, *_ in SIZES if arrived[name] > bound_size[(ns, name)]]
             used = plugin.book.infos[ns].used.get("cpu", 0)
-            if ns in smallest and used + smallest[ns] <= 20_000:
+            if pending and used + 1000 * min(pending) <= 20_000:
                 since = below_since.setdefault(ns, now)
                 if now - since > longest["seconds"]:
                     longest.update(
