@@ -11,7 +11,7 @@ from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
 from berth.scheduler.framework.podinfo import PodInfo
-from berth.scheduler.framework.status import Status
+from berth.scheduler.framework.status import Code, Status
 from berth.scheduler.plugins.defaultpreemption.pdb import Budget, split_by_pdb_violation
 from berth.scheduler.plugins.defaultpreemption.victims import (
     StartTimes,
@@ -84,9 +84,9 @@ class VictimMemo:
 
     def put(self, lookup: Lookup | None, outcome: Outcome) -> None:
         """Remember ``outcome`` (computed on the node of ``lookup``) for look-alike nodes."""
-        if lookup is None:
-            return
         victims, status = outcome
+        if lookup is None or status.code == Code.ERROR:
+            return  # errors name their node
         if victims is None:
             self._seen[lookup.key] = (None, 0, status)
             return
