@@ -67,7 +67,7 @@ class Recorder:
     def post_filter(
         self, state: CycleState, pod: PodInfo, statuses: NodeStatusMap
     ) -> tuple[PostFilterResult | None, Status]:
-        LOG.append(f"postfilter {pod.name} " + ",".join(sorted(statuses.statuses)))
+        LOG.append(f"postfilter {pod.name} " + ",".join(sorted(name for name, _ in statuses.items())))
         return None, Status(Code.UNSCHEDULABLE, ("recorder: nothing to do",))
 
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:  # per-node form only

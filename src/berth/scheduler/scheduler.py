@@ -25,6 +25,7 @@ from berth.scheduler.framework.plugin import (
     ObjectClient,
     ObjectEventPlugin,
     PseudoPodSource,
+    RowStatuses,
     filter_ignores_node_pods,
 )
 from berth.scheduler.framework.podinfo import PodInfo
@@ -788,9 +789,7 @@ class Scheduler:
                         for r in st.reasons:
                             reasons[r] += c
                         plugins.add(st.plugin)
-                names = table.names
-                for row in failed.tolist():
-                    statuses.statuses[names[row]] = outcome.statuses[int(codes[row])]
+                statuses.rows = RowStatuses(table.index, codes, outcome.statuses)
             if narrowed_to is not None:
                 statuses.absent = Status(
                     Code.UNSCHEDULABLE_AND_UNRESOLVABLE,

@@ -100,19 +100,74 @@ class ClusterEvent:
         return (self.resource in ("*", resource)) and ("*" in self.actions or action in self.actions)
 
 
+@dataclass(frozen=True, slots=True)
+class RowStatuses:
+    """Filter statuses by table row: ``codes[row]`` indexes ``statuses`` (-1: the row passed or was not
+    evaluated); ``index`` maps node names to rows."""
+
+    index: Mapping[str, int]
+    codes: IntArray
+    statuses: Sequence[Status]
+
+    def get(self, node: str) -> Status | None:
+        """The status of ``node``, if it failed."""
+        row = self.index.get(node)
+        if row is None:
+            return None
+        c = int(self.codes[row])
+        return None if c < 0 else self.statuses[c]
+
+
 @dataclass(slots=True)
 class NodeStatusMap:
-    """Per-node statuses of a failed attempt, as PostFilter plugins receive them."""
+    """Per-node statuses of a failed attempt, as PostFilter plugins receive them: listed by name in
+    ``statuses``, by table row in ``rows``, ``absent`` for the others."""
 
     statuses: dict[str, Status] = field(default_factory=dict)
     absent: Status | None = None  # status of nodes not listed (e.g. PreFilter rejection)
+    rows: RowStatuses | None = None
 
     def get(self, node: str) -> Status:
         """The status of ``node``."""
         s = self.statuses.get(node)
         if s is not None:
             return s
+        if self.rows is not None:
+            s = self.rows.get(node)
+            if s is not None:
+                return s
         return self.absent if self.absent is not None else Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+
+    def items(self) -> list[tuple[str, Status]]:
+        """Every listed (node, status): those listed by name, then those listed by row in row order."""
+        out = list(self.statuses.items())
+        if self.rows is not None:
+            names = {row: name for name, row in self.rows.index.items()}
+            codes = self.rows.codes
+            out += [
+                (names[r], self.rows.statuses[int(codes[r])]) for r in np.flatnonzero(codes >= 0).tolist()
+            ]
+        return out
+
+    def rows_with_code(self, code: Code, index: Mapping[str, int], size: int) -> list[int]:
+        """The rows (of a table of ``size`` rows whose names map to rows by ``index``) whose status has
+        ``code``, in row order."""
+        mask = np.zeros(size, dtype=np.bool_)
+        if self.absent is not None and self.absent.code == code:
+            mask[:] = True
+        if self.rows is not None:
+            codes = self.rows.codes[:size]
+            listed = codes >= 0
+            wanted = np.fromiter(
+                (s.code == code for s in self.rows.statuses), dtype=np.bool_, count=len(self.rows.statuses)
+            )
+            mask[listed] = wanted[codes[listed]] if wanted.size else False
+        for name, s in self.statuses.items():
+            row = index.get(name)
+            if row is not None and row < size:
+                mask[row] = s.code == code
+        out: list[int] = np.flatnonzero(mask).tolist()
+        return out
 
 
 class ClockLike(Protocol):

@@ -430,16 +430,7 @@ class DefaultPreemption:
 
 def potential_rows(table: NodeTable, statuses: NodeStatusMap) -> list[int]:
     """Rows of the nodes whose filter status is Unschedulable (preemption might help), in table order."""
-    absent = statuses.absent
-    explicit = statuses.statuses
-    if absent is not None and absent.code == Code.UNSCHEDULABLE:
-        if not explicit:
-            return list(range(table.size))
-        return [i for i, n in enumerate(table.names) if statuses.get(n).code == Code.UNSCHEDULABLE]
-    index = table.index
-    rows = [index[n] for n, s in explicit.items() if s.code == Code.UNSCHEDULABLE and n in index]
-    rows.sort()
-    return rows
+    return statuses.rows_with_code(Code.UNSCHEDULABLE, table.index, table.size)
 
 
 def _aggregate(errors: Sequence[Status]) -> str:
