@@ -60,23 +60,11 @@ def _load_config(path: Path | None) -> SchedulerConfig | None:
         raise _invalid(f"{path}: {e}") from None
 
 
-@app.command()
-def simulate(
-    paths: Annotated[list[Path], typer.Argument(help="Manifest files or directories (YAML or JSON).")],
-    scheduler_config: Annotated[
-        Path | None, typer.Option("--scheduler-config", help="KubeSchedulerConfiguration file.")
-    ] = None,
-    until: Annotated[str | None, typer.Option(help="Virtual time to stop at (e.g. 30m).")] = None,
-    seed: Annotated[int, typer.Option(help="Seed for tie-breaks and generated names.")] = 0,
-    output: Annotated[
-        OutputFormat, typer.Option("-o", "--output", help="Output format.")
-    ] = OutputFormat.table,
-    report: Annotated[Path | None, typer.Option(help="Write a JSON run summary to this file.")] = None,
-) -> None:
-    """Run manifests and Scenarios on a virtual clock and print the final state."""
+def _prepare_run(
+    paths: list[Path], scheduler_config: Path | None, until: str | None, seed: int
+) -> tuple[Any, Any, float | None]:
+    """The simulation, the plan of the manifests in ``paths`` and the end time; exits 2 on bad input."""
     from berth.sim.engine import Simulation
-    from berth.sim.output import to_json, to_tables, to_yaml
-    from berth.sim.report import build_report
     from berth.sim.scenario import build_plan
 
     until_s: float | None = None
@@ -95,6 +83,27 @@ def simulate(
         sim = Simulation(config=config, seed=seed)
     except ConfigError as e:
         raise _invalid(f"{scheduler_config or 'default scheduler configuration'}: {e}") from None
+    return sim, plan, until_s
+
+
+@app.command()
+def simulate(
+    paths: Annotated[list[Path], typer.Argument(help="Manifest files or directories (YAML or JSON).")],
+    scheduler_config: Annotated[
+        Path | None, typer.Option("--scheduler-config", help="KubeSchedulerConfiguration file.")
+    ] = None,
+    until: Annotated[str | None, typer.Option(help="Virtual time to stop at (e.g. 30m).")] = None,
+    seed: Annotated[int, typer.Option(help="Seed for tie-breaks and generated names.")] = 0,
+    output: Annotated[
+        OutputFormat, typer.Option("-o", "--output", help="Output format.")
+    ] = OutputFormat.table,
+    report: Annotated[Path | None, typer.Option(help="Write a JSON run summary to this file.")] = None,
+) -> None:
+    """Run manifests and Scenarios on a virtual clock and print the final state."""
+    from berth.sim.output import to_json, to_tables, to_yaml
+    from berth.sim.report import build_report
+
+    sim, plan, until_s = _prepare_run(paths, scheduler_config, until, seed)
     t0 = time.perf_counter()
     result = sim.run(plan, until_s)
     for msg in sim.step_errors:
@@ -139,30 +148,13 @@ def explain(
 ) -> None:
     """Run a scenario and show, for one pod, each node's Filter verdicts, every plugin's scores and the choice."""
     from berth.scheduler.trace import Tracer
-    from berth.sim.engine import Simulation
     from berth.sim.explain import render_trace
-    from berth.sim.scenario import build_plan
 
     key = pod if "/" in pod else f"default/{pod}"
     namespace, _, name = key.partition("/")
     if not namespace or not name or "/" in name:
         raise _invalid(f'--pod: invalid pod reference "{pod}" (expected NAMESPACE/NAME or NAME)')
-    until_s: float | None = None
-    if until is not None:
-        try:
-            until_s = parse_duration(until)
-        except ValueError:
-            raise _invalid(f'--until: invalid duration "{until}"') from None
-    config = _load_config(scheduler_config)
-    try:
-        manifests = load_manifests([str(p) for p in paths])
-        plan = build_plan(manifests)
-    except (ManifestError, InvalidObjectError) as e:
-        raise _invalid(str(e)) from None
-    try:
-        sim = Simulation(config=config, seed=seed)
-    except ConfigError as e:
-        raise _invalid(f"{scheduler_config or 'default scheduler configuration'}: {e}") from None
+    sim, plan, until_s = _prepare_run(paths, scheduler_config, until, seed)
     tracer = Tracer(lambda p: p.key == key and p.kind == "Pod")
     sim.scheduler.tracer = tracer
     sim.run(plan, until_s)
@@ -231,6 +223,27 @@ def _server_error(e: Exception) -> typer.Exit:
     return typer.Exit(1)
 
 
+def _node_command(
+    action: str,
+    node: str,
+    kubeconfig: Path | None,
+    context: str | None,
+    server: str | None,
+    token: str | None,
+    insecure: bool,
+) -> None:
+    """Run ``cordon`` or ``uncordon`` on ``node`` and print kubectl's line."""
+    from berth.remote.client import APIError
+    from berth.remote.drain import cordon_node, uncordon_node
+
+    client = _connect(kubeconfig, context, server, token, insecure)
+    step = cordon_node if action == "cordon" else uncordon_node
+    try:
+        typer.echo(step(client, node))
+    except APIError as e:
+        raise _server_error(e) from None
+
+
 @app.command()
 def cordon(
     node: Annotated[str, typer.Argument(help="Node name.")],
@@ -241,14 +254,7 @@ def cordon(
     insecure_skip_tls_verify: Insecure = False,
 ) -> None:
     """Mark a node unschedulable (as kubectl cordon)."""
-    from berth.remote.client import APIError
-    from berth.remote.drain import cordon_node
-
-    client = _connect(kubeconfig, context, server, token, insecure_skip_tls_verify)
-    try:
-        typer.echo(cordon_node(client, node))
-    except APIError as e:
-        raise _server_error(e) from None
+    _node_command("cordon", node, kubeconfig, context, server, token, insecure_skip_tls_verify)
 
 
 @app.command()
@@ -261,14 +267,7 @@ def uncordon(
     insecure_skip_tls_verify: Insecure = False,
 ) -> None:
     """Mark a node schedulable again (as kubectl uncordon)."""
-    from berth.remote.client import APIError
-    from berth.remote.drain import uncordon_node
-
-    client = _connect(kubeconfig, context, server, token, insecure_skip_tls_verify)
-    try:
-        typer.echo(uncordon_node(client, node))
-    except APIError as e:
-        raise _server_error(e) from None
+    _node_command("uncordon", node, kubeconfig, context, server, token, insecure_skip_tls_verify)
 
 
 @app.command()

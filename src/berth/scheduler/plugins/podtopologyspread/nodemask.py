@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from berth.api.nodeselector import NodeSelectorRequirement, NodeSelectorTerm, RequiredNodeAffinity
+from berth.api.nodeselector import RequiredNodeAffinity
 from berth.api.taints import Taint, Toleration, find_untolerated
 from berth.scheduler.framework import NodeInfo, NodeTable, PodInfo
 from berth.scheduler.framework.nodetable import BoolArray
+from berth.scheduler.plugins.nodeaffinity.vector import labels_mask, selector_mask
 
 DO_NOT_SCHEDULE_EFFECTS = frozenset({"NoSchedule", "NoExecute"})
-FIELD_METADATA_NAME = "metadata.name"
 
 
 def has_required_affinity(req: RequiredNodeAffinity) -> bool:
@@ -34,66 +34,11 @@ def node_tolerated(pod: PodInfo, node: NodeInfo) -> bool:
     return not taints or find_untolerated(taints, pod.tolerations, DO_NOT_SCHEDULE_EFFECTS) is None
 
 
-def _requirement_mask(req: NodeSelectorRequirement, table: NodeTable) -> BoolArray:
-    col = table.label_column(req.key)
-    op = req.operator
-    if op == "In":
-        return col.mask_in(req.values)
-    if op == "NotIn":
-        return np.logical_not(col.mask_in(req.values))
-    if op == "Exists":
-        return col.mask_exists()
-    if op == "DoesNotExist":
-        return np.logical_not(col.mask_exists())
-    # Gt / Lt: decided once per distinct value; the extra last slot answers for nodes without the key
-    lut = np.fromiter(
-        (req.matches_labels({req.key: v}) for v in col.vocab), dtype=np.bool_, count=len(col.vocab)
-    )
-    lut = np.append(lut, req.matches_labels({}))
-    out: BoolArray = lut[col.codes]
-    return out
-
-
-def _field_mask(req: NodeSelectorRequirement, table: NodeTable) -> BoolArray:
-    n = table.size
-    if req.key != FIELD_METADATA_NAME:
-        return np.full(n, req.matches_field(""), dtype=np.bool_)
-    want_in = req.operator == "In"
-    out = np.full(n, not want_in, dtype=np.bool_)
-    i = table.index.get(req.values[0])
-    if i is not None:
-        out[i] = want_in
-    return out
-
-
-def _term_mask(term: NodeSelectorTerm, table: NodeTable) -> BoolArray:
-    n = table.size
-    usable = (
-        bool(term.match_expressions or term.match_fields)
-        and all(r.label_parse_ok for r in term.match_expressions)
-        and all(r.field_parse_ok for r in term.match_fields)
-    )
-    mask = np.full(n, usable, dtype=np.bool_)
-    if not usable:
-        return mask
-    for r in term.match_expressions:
-        mask &= _requirement_mask(r, table)
-    for r in term.match_fields:
-        mask &= _field_mask(r, table)
-    return mask
-
-
 def affinity_mask(req: RequiredNodeAffinity, table: NodeTable) -> BoolArray:
-    """Rows matching the pod's nodeSelector and required node affinity."""
-    n = table.size
-    out = np.ones(n, dtype=np.bool_)
-    for k, v in (req.node_selector_labels or {}).items():
-        out &= table.label_column(k).mask_in((v,))
+    """Rows matching the pod's nodeSelector and required node affinity (NodeAffinity's batched form)."""
+    out = labels_mask(req.node_selector_labels or {}, table)
     if req.required is not None:
-        any_term = np.zeros(n, dtype=np.bool_)
-        for t in req.required.terms:
-            any_term |= _term_mask(t, table)
-        out &= any_term
+        out &= selector_mask(req.required, table)
     return out
 
 
