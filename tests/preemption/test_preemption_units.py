@@ -425,6 +425,9 @@ class _Handle:
     def dry_run_key(self, state: CycleState, pod: PodInfo, node: str) -> None:
         return None  # every node is evaluated on its own here
 
+    def dry_run_keys(self, state: CycleState, pod: PodInfo, rows: Sequence[int]) -> list[None]:
+        return [None] * len(rows)
+
     def filter_with_changes(
         self,
         state: CycleState,

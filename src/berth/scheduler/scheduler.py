@@ -366,6 +366,9 @@ class _Handle:
     def dry_run_key(self, state: CycleState, pod: PodInfo, node_name: str) -> Hashable | None:
         return self._s.dry_run_key(self.profile_name, state, pod, node_name)
 
+    def dry_run_keys(self, state: CycleState, pod: PodInfo, rows: Sequence[int]) -> list[Hashable | None]:
+        return self._s.dry_run_keys(self.profile_name, state, pod, rows)
+
     def activate_pods(self, uids: Iterable[str]) -> None:
         self._s.queue.activate(uids)
 
@@ -578,6 +581,23 @@ class Scheduler:
             return None
         plan, info, nominated = entry
         return plan.key(state, pod, info, nominated)
+
+    def dry_run_keys(
+        self, profile: str, state: CycleState, pod: PodInfo, rows: Sequence[int]
+    ) -> list[Hashable | None]:
+        """See Handle.dry_run_keys: batched where no nominated pods are counted node by node."""
+        cached: tuple[DryRunPlan | None] | None = state.get(DRY_RUN_PLAN_KEY)
+        if cached is None:
+            cached = (self.frameworks[profile].dry_run_plan(state, pod),)
+            state.write(DRY_RUN_PLAN_KEY, cached)
+        plan = cached[0]
+        if plan is None:
+            return [None] * len(rows)
+        table = self.cache.table
+        if self.nominator and not state.get(OVERLAY_APPLIED_KEY):
+            names = table.names
+            return [self.dry_run_key(profile, state, pod, names[r]) for r in rows]
+        return list(plan.keys(state, pod, table, rows))
 
     def filter_with_changes(
         self,

@@ -308,6 +308,10 @@ class Handle(Protocol):
         None when no such value is known (some filter looks at the pods themselves)."""
         ...
 
+    def dry_run_keys(self, state: CycleState, pod: PodInfo, rows: Sequence[int]) -> list[Hashable | None]:
+        """``dry_run_key`` of the nodes of table ``rows``, computed together."""
+        ...
+
     def activate_pods(self, uids: Iterable[str]) -> None:
         """Move the pods ``uids`` that wait in the unschedulable pool or backoffQ straight to activeQ
         (kube's PodsToActivate / SchedulingQueue.Activate); pods elsewhere (activeQ, in flight, waiting at
@@ -421,6 +425,12 @@ class ResourceFitFilter(Protocol):
         self, state: CycleState, pod: PodInfo, table: NodeTable, row: int, added: Sequence[PodInfo]
     ) -> Hashable:
         """A value equal for two rows exactly when equal removals give equal statuses on them."""
+        ...
+
+    def dry_run_keys(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Sequence[int]
+    ) -> list[Hashable]:
+        """``dry_run_key`` of each of ``rows`` with nothing added (equal to the single-row form)."""
         ...
 
 

@@ -129,13 +129,39 @@ class DryRunPlan:
                     return st.with_plugin(p.name)
         return static[1] if static is not None else SUCCESS
 
+    def keys(self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Sequence[int]) -> list[Hashable]:
+        """``key`` of each of ``rows`` with no nominated pods added, computed over the table at once: the
+        first static failure per row from the plugins' batched forms, the arithmetic plugins' row keys."""
+        first: list[Status | None] = [None] * len(rows)
+        undecided = np.ones(len(rows), dtype=np.bool_)
+        picked = np.asarray(rows, dtype=np.int64)
+        arithmetic: list[Any] = []
+        for p, _, is_arithmetic in self.steps:
+            if is_arithmetic:
+                arithmetic.append(p)
+                continue
+            if not undecided.any():
+                continue
+            if not isinstance(p, BatchFilterPlugin):
+                # a per-node-only static filter: the remaining rows are settled row by row (remembered)
+                for j in np.flatnonzero(undecided).tolist():
+                    found = self._static_failure(state, pod, table.info(rows[j]))
+                    first[j] = None if found is None else found[1]
+                undecided[:] = False
+                continue
+            v = p.filter_nodes(state, pod, table)
+            failed = undecided & ~v.passed[picked]
+            for j in np.flatnonzero(failed).tolist():
+                first[j] = v.status_of(rows[j]).with_plugin(p.name)
+            undecided &= ~failed
+        parts = [p.dry_run_keys(state, pod, table, rows) for p in arithmetic]
+        return [(first[j], *(part[j] for part in parts)) for j in range(len(rows))]
+
     def key(self, state: CycleState, pod: PodInfo, node: NodeInfo, added: Sequence[PodInfo]) -> Hashable:
         """Equal for two nodes on which equal removals give equal statuses (see Handle.dry_run_key)."""
         static = self._static_failure(state, pod, node)
-        stop = static[0] if static is not None else len(self.steps)
         parts: list[Hashable] = [None if static is None else static[1]]
-        for k in range(stop):
-            p, _, arithmetic = self.steps[k]
+        for p, _, arithmetic in self.steps:
             if arithmetic:
                 parts.append(p.dry_run_key(state, pod, node.table, node.index, added))
         return tuple(parts)

@@ -10,7 +10,7 @@ node. Only real pods preempt and are preempted; reservation pseudo pods are neit
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
 from berth.api.quantity import format_resource
@@ -198,11 +198,17 @@ class DefaultPreemption:
         handle = self.handle
         memo = VictimMemo()
         k = len(rows)
+        chunk = max(wanted, 64)
+        keys: list[Hashable | None] = []
         for i in range(k):
+            if i == len(keys):  # node keys for the next nodes in visiting order, computed together
+                keys += handle.dry_run_keys(
+                    state, pod, [rows[(offset + j) % k] for j in range(i, min(k, i + chunk))]
+                )
             row = rows[(offset + i) % k]
             node = table.names[row]
             node_pods = table.pods[row].values()
-            lookup = memo.lookup(handle.dry_run_key(state, pod, node), pod, node_pods, budgets, start)
+            lookup = memo.lookup(keys[i], pod, node_pods, budgets, start)
             found = memo.get(lookup)
             if found is None:
 

@@ -155,6 +155,14 @@ class Fit:
             *(col[row] - sum(p.requests.get(name, 0) for p in added) for name, col, _ in per_check_cols),
         )
 
+    def dry_run_keys(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, rows: Sequence[int]
+    ) -> list[Hashable]:
+        """``dry_run_key`` of each of ``rows`` with nothing added."""
+        slots_col, per_check_cols = self._margin_columns(state, pod, table)
+        columns = [slots_col, *(col for _, col, _ in per_check_cols)]
+        return [tuple(col[r] for col in columns) for r in rows]
+
     def fits_with_changes(
         self,
         state: CycleState,
