@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from berth.apiserver.rest import Request, RestAPI, resolve
+from berth.server.rest import Request, RestAPI, resolve
 from berth.remote.kubeconfig import KubeconfigError, load_kubeconfig
 from berth.store import MemoryStore
 from berth.store.errors import NotFound

@@ -1,1 +1,0 @@
-"""berth.apiserver: Kubernetes REST semantics over a Berth Store (the API layer of ``berth serve``)."""
