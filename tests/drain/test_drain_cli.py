@@ -1,6 +1,6 @@
 """``berth cordon / uncordon / drain`` through the CLI, against an API server in the test's process.
 
-The API server is Berth's own REST layer (`berth.apiserver.rest`) over a simulated cluster, reached
+The API server is Berth's own REST layer (`berth.server.rest`) over a simulated cluster, reached
 through an httpx transport; the drain's sleeps advance the simulation's virtual clock.
 """
 
@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 import berth.cli
 import berth.remote.drain
-from berth.apiserver.rest import Request, RestAPI
+from berth.server.rest import Request, RestAPI
 from berth.cli import app
 from berth.remote.client import KubeClient
 from berth.sim.engine import Simulation
