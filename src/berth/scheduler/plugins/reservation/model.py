@@ -226,6 +226,7 @@ class ReservationIndex:
         self.all_k: IntArray = np.zeros(0, dtype=np.int64)
         # per node name: active reservations with the Default policy and with Aligned/Restricted
         self.policy_counts: dict[str, list[int]] = {}
+        self._nodes_with: tuple[set[str], set[str]] = (set(), set())  # nodes holding Default / other policies
         self.unique_rows = True
         self.row_order: IntArray = np.zeros(0, dtype=np.int64)  # argsort of rows
         self.rem: dict[str, IntArray] = {}
@@ -243,14 +244,18 @@ class ReservationIndex:
     def count_policy(self, info: ReservationInfo, sign: int) -> None:
         """Add (1) or remove (-1) ``info`` from its node's allocate-policy counts."""
         counts = self.policy_counts.setdefault(info.node, [0, 0])
-        counts[0 if info.policy == "" else 1] += sign
+        slot = 0 if info.policy == "" else 1
+        counts[slot] += sign
+        if counts[slot] > 0:
+            self._nodes_with[slot].add(info.node)
+        else:
+            self._nodes_with[slot].discard(info.node)
         if counts == [0, 0]:
             del self.policy_counts[info.node]
 
-    def conflicting_nodes(self, policy: str) -> list[str]:
+    def conflicting_nodes(self, policy: str) -> set[str]:
         """Nodes whose reservations a new reservation with ``policy`` may not join."""
-        slot = 1 if policy == "" else 0
-        return [node for node, counts in self.policy_counts.items() if counts[slot] > 0]
+        return self._nodes_with[1 if policy == "" else 0]
 
     def update_usage(self, info: ReservationInfo) -> None:
         """Refresh one reservation's allocated amounts (and usability) in place."""
