@@ -245,6 +245,15 @@ class SchedulingQueue:
             self.unschedulable.pop(qp.pod.uid, None)
             self._move(qp)
 
+    def move_matching(self, wanted: Callable[[QueuedPod], bool]) -> None:
+        """Retry the unschedulable pods ``wanted`` selects (kube's AssignedPodAdded: the pods whose
+        required pod affinity terms match a newly assigned pod)."""
+        self._move_request_cycle = self.scheduling_cycle
+        movable = [qp for qp in self.unschedulable.values() if qp.where == "unschedulable" and wanted(qp)]
+        for qp in movable:
+            self.unschedulable.pop(qp.pod.uid, None)
+            self._move(qp)
+
     def activate(self, uids: Iterable[str]) -> None:
         """Move the pods ``uids`` from the unschedulable pool or backoffQ to activeQ at once, backoff or
         not (kube's Activate); pods anywhere else are left where they are.

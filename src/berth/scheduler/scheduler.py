@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from berth.api.podaffinity import AffinityTerm, compile_pod_affinity
 from berth.scheduler.cache import SchedulerCache, is_terminal
 from berth.scheduler.framework.config import SchedulerConfig, parse_config
 from berth.scheduler.framework.cycle_state import BINDING_ANNOTATIONS_KEY, CycleState, Overlay
@@ -45,6 +46,23 @@ from berth.scheduler.trace import (
 )
 
 POD_KEY = ("", "Pod")
+NAMESPACE_KEY = ("", "Namespace")
+AFFINITY_TERMS_KEY = "berth/required-affinity-terms"
+
+
+def affinity_terms(pod: PodInfo) -> tuple[AffinityTerm, ...]:
+    """The pod's required pod affinity terms, compiled once (kept in ``pod.extra``)."""
+    terms: tuple[AffinityTerm, ...] | None = pod.extra.get(AFFINITY_TERMS_KEY)
+    if terms is None:
+        terms = (
+            compile_pod_affinity(pod.affinity, pod.namespace, pod.labels).required_affinity
+            if pod.affinity
+            else ()
+        )
+        pod.extra[AFFINITY_TERMS_KEY] = terms
+    return terms
+
+
 _ACTIONS = {"ADDED": "Add", "MODIFIED": "Update", "DELETED": "Delete"}
 NOMINATED_NODE_KEY = "berth/nominated-node"
 OVERLAY_APPLIED_KEY = "berth/overlay-applied"
@@ -498,6 +516,7 @@ class Scheduler:
             ):
                 old.obj = pod
                 self.cache.confirm(uid)
+                self._assigned_pod_added(old)
                 return
             self.cache.set_pod(PodInfo(pod), node)
             self.queue.move_all("Pod", "Add" if old is None else "Update")
@@ -517,6 +536,31 @@ class Scheduler:
             qp.pod.obj = pod
             return
         self.queue.update(PodInfo(pod))
+
+    def _assigned_pod_added(self, pod: PodInfo) -> None:
+        """kube's AssignedPodAdded: a pod newly bound (by this scheduler too) may satisfy the required pod
+        affinity of unschedulable pods; those whose terms match it are retried."""
+        if not self.queue.unschedulable:
+            return
+        ns_labels: dict[str, Mapping[str, str]] = {}
+
+        def namespace_labels(ns: str) -> Mapping[str, str]:
+            labels = ns_labels.get(ns)
+            if labels is None:
+                try:
+                    obj = self.store.get(NAMESPACE_KEY, "", ns)
+                except Exception as e:
+                    if type(e).__name__ != "NotFound":
+                        raise
+                    obj = {}
+                labels = ns_labels[ns] = (obj.get("metadata") or {}).get("labels") or {}
+            return labels
+
+        def matches(qp: QueuedPod) -> bool:
+            terms = affinity_terms(qp.pod)
+            return any(t.matches(pod.namespace, pod.labels, namespace_labels(pod.namespace)) for t in terms)
+
+        self.queue.move_matching(matches)
 
     # ----- nominations and preemption support ----------------------------------------------------
     def set_nomination(self, pod: PodInfo, node: str) -> None:
