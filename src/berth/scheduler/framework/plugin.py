@@ -484,6 +484,17 @@ class ScorePlugin(Protocol):
 
 
 @runtime_checkable
+class UniformScoreHint(Protocol):
+    """A Score plugin that can tell, before scoring, that every node would get the same final score for
+    the pod in this cycle; the framework then leaves it out of the total (the choice cannot change) unless
+    the scores are being recorded."""
+
+    name: str
+
+    def uniform_score(self, state: CycleState, pod: PodInfo, table: NodeTable) -> bool: ...
+
+
+@runtime_checkable
 class BatchScorePlugin(Protocol):
     """The batched form of Score over the feasible rows ``idx``."""
 

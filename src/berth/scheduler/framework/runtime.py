@@ -35,6 +35,7 @@ from berth.scheduler.framework.plugin import (
     ReservePlugin,
     ResourceFitFilter,
     ScorePlugin,
+    UniformScoreHint,
     filter_depends_on_node_pods,
     filter_ignores_node_pods,
 )
@@ -253,6 +254,7 @@ class Framework:
         ]
         self._static_filters = [(p, f) for p, f in self._node_filters if filter_ignores_node_pods(p)]
         self._resource_fit = {p.name for p in self.filter_plugins if isinstance(p, ResourceFitFilter)}
+        self._may_be_uniform = {p.name for p in self.score_plugins if isinstance(p, UniformScoreHint)}
         self._scores: list[tuple[Any, bool, bool]] = [
             (p, isinstance(p, BatchScorePlugin), isinstance(p, NormalizeScorePlugin))
             for p in self.score_plugins
@@ -445,6 +447,8 @@ class Framework:
         for p, batched, normalizes in self._scores:
             if skip and p.name in skip:
                 continue
+            if not keep_parts and p.name in self._may_be_uniform and p.uniform_score(state, pod, table):
+                continue  # the same score on every node cannot change the choice
             if batched:
                 raw = p.score_nodes(state, pod, table, idx)
             else:

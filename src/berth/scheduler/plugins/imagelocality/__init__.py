@@ -120,6 +120,10 @@ class ImageLocality:
         names = node_image_names(node.node)
         return calculate_priority(sum_image_scores(images, names, index), images.num_containers)
 
+    def uniform_score(self, state: CycleState, pod: PodInfo, table: NodeTable) -> bool:
+        """No node reports any image: every node scores 0."""
+        return not self._cache.get(table).rows
+
     def score_nodes(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: IntArray) -> IntArray:
         """Batched form over rows ``idx``: one masked add per distinct image the pod asks for."""
         index = self._cache.get(table)

@@ -122,16 +122,23 @@ class NodePreferAvoidPods:
         now = self._now()
         return 0 if any(_active(e, controller, now) for e in entries) else MAX_SCORE
 
+    def uniform_score(self, state: CycleState, pod: PodInfo, table: NodeTable) -> bool:
+        """The pod has no controller, or no node avoids any: every node scores 100."""
+        return avoided_controller(pod) is None or not self._indexed(table).by_uid
+
+    def _indexed(self, table: NodeTable) -> _Index:
+        index = self._index
+        if index is None or index.table_id != id(table) or index.node_version != table.node_version:
+            index = self._index = _Index(table)
+        return index
+
     def score_nodes(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: IntArray) -> IntArray:
         """Batched form over rows ``idx`` (avoid lists are parsed once per node-table version)."""
         out: IntArray = np.full(len(idx), MAX_SCORE, dtype=np.int64)
         controller = avoided_controller(pod)
         if controller is None:
             return out
-        index = self._index
-        if index is None or index.table_id != id(table) or index.node_version != table.node_version:
-            index = self._index = _Index(table)
-        hits = index.by_uid.get(controller[1])
+        hits = self._indexed(table).by_uid.get(controller[1])
         if not hits:
             return out
         now = self._now()

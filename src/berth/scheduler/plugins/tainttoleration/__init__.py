@@ -128,6 +128,10 @@ class TaintToleration:
         out: IntArray = counts[groups.group[idx]]
         return out
 
+    def uniform_score(self, state: CycleState, pod: PodInfo, table: NodeTable) -> bool:
+        """No node has a taint: every node scores 0 raw, 100 normalised."""
+        return not table.has_taints[: table.size].any()
+
     def normalize_scores(self, state: CycleState, pod: PodInfo, scores: IntArray) -> IntArray:
         """DefaultNormalizeScore, reversed."""
         return default_normalize(scores, reverse=True)
