@@ -17,9 +17,9 @@ from typer.testing import CliRunner
 
 import berth.cli
 import berth.remote.drain
-from berth.server.rest import Request, RestAPI
 from berth.cli import app
 from berth.remote.client import KubeClient
+from berth.server.rest import Request, RestAPI
 from berth.sim.engine import Simulation
 
 VIOLATES = "Cannot evict pod as it would violate the pod's disruption budget."
