@@ -434,8 +434,6 @@ class _Handle:
         pod: PodInfo,
         node: str,
         removed: Sequence[PodInfo] = (),
-        *,
-        verdict_only: bool = False,
     ) -> Status:
         row = self.table.index[node]
         if not self.evaluated or self.evaluated[-1] != node:

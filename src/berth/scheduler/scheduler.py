@@ -371,12 +371,8 @@ class _Handle:
         pod: PodInfo,
         node_name: str,
         removed: Sequence[PodInfo] = (),
-        *,
-        verdict_only: bool = False,
     ) -> Status:
-        return self._s.filter_with_changes(
-            self.profile_name, state, pod, node_name, removed, verdict_only=verdict_only
-        )
+        return self._s.filter_with_changes(self.profile_name, state, pod, node_name, removed)
 
     def clear_nomination(self, pod: PodInfo) -> None:
         self._s.set_nomination(pod, "")
@@ -650,15 +646,13 @@ class Scheduler:
         pod: PodInfo,
         node_name: str,
         removed: Sequence[PodInfo] = (),
-        *,
-        verdict_only: bool = False,
     ) -> Status:
         """Filters of ``profile`` for ``pod`` on one node with ``removed`` gone and nominated pods counted.
 
         The filters see a what-if view of the node (AdjustedNodeInfo, per-node plugin forms); within one
         cycle, plugins whose verdict ignores the node's pods run only on the first call for a node. When
         every filter that looks at the node's pods is a ResourceFitFilter, the statuses come from arithmetic
-        (a DryRunPlan) instead. ``verdict_only`` is accepted for callers that need only success.
+        (a DryRunPlan) instead.
         """
         entry = self._dry_run_node(profile, state, pod, node_name)
         if entry is not None:

@@ -288,14 +288,9 @@ class Handle(Protocol):
         pod: PodInfo,
         node_name: str,
         removed: Sequence[PodInfo] = (),
-        *,
-        verdict_only: bool = False,
     ) -> Status:
         """Run this profile's Filter plugins for ``pod`` on one node as if ``removed`` were gone from it
-        (with equal-or-higher-priority nominated pods counted, as kube's preemption dry run does).
-
-        With ``verdict_only`` a failure may come back as a generic Unschedulable status (callers that only
-        need to know whether the pod fits)."""
+        (with equal-or-higher-priority nominated pods counted, as kube's preemption dry run does)."""
         ...
 
     def clear_nomination(self, pod: PodInfo) -> None:

@@ -215,10 +215,7 @@ class DefaultPreemption:
                 def fits_without(removed: Sequence[PodInfo], node: str = node) -> Status:
                     return handle.filter_with_changes(state, pod, node, removed)
 
-                def fits_quick(removed: Sequence[PodInfo], node: str = node) -> Status:
-                    return handle.filter_with_changes(state, pod, node, removed, verdict_only=True)
-
-                found = select_victims_on_node(pod, node_pods, fits_without, budgets, start, fits_quick)
+                found = select_victims_on_node(pod, node_pods, fits_without, budgets, start)
                 memo.put(lookup, found)
             victims, s = found
             if s.is_success() and victims is not None and victims.pods:

@@ -85,16 +85,13 @@ def select_victims_on_node(
     fits_without: FitsWithout,
     budgets: Sequence[Budget],
     start: StartTimes,
-    fits_quick: FitsWithout | None = None,
 ) -> tuple[Victims | None, Status]:
     """The fewest lower-priority pods to remove from a node so that ``preemptor`` fits, as kube chooses them.
 
     All eligible pods are removed first; if the preemptor does not fit even then, the filters' status is
     returned. Otherwise pods are given back (reprieved) from the most important down, PDB-violating ones
-    first, and every pod without which the preemptor no longer fits becomes a victim. ``fits_quick``, when
-    given, answers the reprieve checks (only success matters there).
+    first, and every pod without which the preemptor no longer fits becomes a victim.
     """
-    check = fits_quick or fits_without
     potential = [p for p in node_pods if is_candidate_victim(p, preemptor)]
     if not potential:
         return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (MSG_NO_VICTIMS,))
@@ -109,7 +106,7 @@ def select_victims_on_node(
 
     def reprieve(p: PodInfo) -> bool:
         del removed[p.uid]
-        s = check(list(removed.values()))
+        s = fits_without(list(removed.values()))
         if s.code == Code.ERROR:
             raise _DryRunError(s)
         if s.is_success():
