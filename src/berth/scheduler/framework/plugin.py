@@ -30,7 +30,7 @@ class Verdicts:
     """Filter results over all rows of a NodeTable.
 
     ``passed[i]`` says whether row i passed. For failed rows, ``codes[i]`` indexes ``statuses``
-    (``codes`` None means every failed row has ``statuses[0]``).
+    (``codes`` None means every failed row has ``statuses[0]``). Without statuses every row passed.
     """
 
     __slots__ = ("codes", "passed", "statuses")
