@@ -184,7 +184,9 @@ def test_batched_filter_groups_statuses() -> None:
         ("Insufficient cpu", "Insufficient memory"),
         ("Too many pods", "Insufficient cpu", "Insufficient memory"),
     ]
-    assert len(v.statuses) == 4
+    # one shared status object per combination of failed checks
+    assert len({id(v.status_of(i)) for i in range(1, 5)}) == 4
+    assert v.status_of(1) is plugin.filter_nodes(state, pod, table).status_of(1)
 
 
 # ----- args -------------------------------------------------------------------------------------

@@ -92,6 +92,7 @@ class Fit:
         self.resources = args.scoring_strategy.resources
         self.scorer = build_scorer(args.scoring_strategy)
         self._status_cache: dict[tuple[str, ...], Status] = {}
+        self._combos: dict[tuple[str, ...], list[Status]] = {}
 
     def _status(self, reasons: tuple[str, ...]) -> Status:
         s = self._status_cache.get(reasons)
@@ -209,17 +210,21 @@ class Fit:
         code = np.zeros(len(rows), dtype=np.int64)
         for b, m in enumerate(masks):
             code |= m[rows].astype(np.int64) << b
-        # codes are small bit sets: count them instead of sorting them
-        present = np.bincount(code, minlength=1 << len(masks))
-        used = np.flatnonzero(present)
-        remap = np.zeros(len(present), dtype=np.int64)
-        remap[used] = np.arange(len(used), dtype=np.int64)
+        # a failed row's code is the bit set of its failed checks: it indexes one status per combination
         codes = np.zeros(n, dtype=np.int64)
-        codes[rows] = remap[code]
-        statuses = [
-            self._status(tuple(r for b, r in enumerate(reasons_all) if int(u) >> b & 1)) for u in used
-        ]
-        return Verdicts(passed, statuses, codes)
+        codes[rows] = code
+        return Verdicts(passed, self._combination_statuses(reasons_all), codes)
+
+    def _combination_statuses(self, reasons_all: tuple[str, ...]) -> list[Status]:
+        """One status per bit set of failed checks (index 0, no failure, is never used)."""
+        statuses = self._combos.get(reasons_all)
+        if statuses is None:
+            statuses = [
+                self._status(tuple(r for b, r in enumerate(reasons_all) if u >> b & 1))
+                for u in range(1 << len(reasons_all))
+            ]
+            self._combos[reasons_all] = statuses
+        return statuses
 
     # ----- score ---------------------------------------------------------------------------
     def _pod_requests(self, state: CycleState, pod: PodInfo) -> tuple[int, ...]:
