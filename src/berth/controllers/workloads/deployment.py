@@ -11,7 +11,7 @@ Events: ``ScalingReplicaSet`` ("Scaled up replica set x from 0 to 3", "Scaled do
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from berth.api.labels import LabelSelectorError, Selector, compile_label_selector
@@ -22,21 +22,18 @@ from berth.controllers.workloads.common import (
     HASH_LABEL,
     REVISION,
     RS_KEY,
-    WorkloadStore,
     controller_of,
     controller_ref,
     int_field,
     parse_time,
 )
 from berth.controllers.workloads.hashing import compute_hash
-from berth.controllers.workloads.podindex import PodIndex
+from berth.controllers.workloads.syncbase import SyncController
 from berth.store import AlreadyExists, NotFound, StoreError, copy_object
-from berth.store.events import EventRecorder
 
 __all__ = ["DeploymentController"]
 
 Obj = Mapping[str, Any]
-Requeue = Callable[[str, str, float], None]
 
 _MAX_INT32 = (1 << 31) - 1
 _STATUS_FIELDS = (
@@ -53,45 +50,30 @@ class _Retry(Exception):
     """The sync could not finish; try again after the rate limiter's delay."""
 
 
-class DeploymentController:
+class DeploymentController(SyncController):
     """Reconciles Deployments against their ReplicaSets."""
 
-    def __init__(
-        self,
-        store: WorkloadStore,
-        pods: PodIndex,
-        recorder: EventRecorder,
-        now: Callable[[], float],
-        requeue: Requeue,
-    ) -> None:
-        """`now()` is Unix seconds at the clock's current time; `requeue` schedules a later sync."""
-        self.store = store
-        self.pods = pods
-        self.recorder = recorder
-        self._now = now
-        self._requeue = requeue
-        self._failures: dict[tuple[str, str], int] = {}
+    def __init__(self, *args: Any, **kw: Any) -> None:
+        """See SyncController."""
+        super().__init__(*args, **kw)
         self.d: Obj = {}
 
     # ----- entry ------------------------------------------------------------------------------
     def sync(self, namespace: str, name: str) -> None:
         """Run one sync of a Deployment (syncDeployment)."""
-        key = (namespace, name)
         try:
             self.d = self.store.get(DEPLOYMENT_KEY, namespace, name)
         except NotFound:
-            self._failures.pop(key, None)
+            self._forget(namespace, name)
             return
         try:
             self._sync()
         except (StoreError, _Retry):
-            n = self._failures.get(key, 0)
-            self._failures[key] = n + 1
-            self._requeue(namespace, name, min(0.005 * 2**n, 1000.0))
+            self._retry_later(namespace, name)
             return
         finally:
             self.d = {}
-        self._failures.pop(key, None)
+        self._forget(namespace, name)
 
     def _sync(self) -> None:
         d = self.d

@@ -8,7 +8,7 @@ order (see `ranking`). Events: SuccessfulCreate/SuccessfulDelete, FailedCreate/F
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from berth.api.labels import LabelSelectorError, Selector, compile_label_selector, selector_from_set
@@ -16,7 +16,6 @@ from berth.controllers.workloads.common import (
     BURST_REPLICAS,
     POD_KEY,
     RS_KEY,
-    WorkloadStore,
     controller_of,
     controller_ref,
     int_field,
@@ -24,15 +23,13 @@ from berth.controllers.workloads.common import (
     is_pod_ready,
     ready_since,
 )
-from berth.controllers.workloads.podindex import PodIndex
 from berth.controllers.workloads.ranking import pods_to_delete
+from berth.controllers.workloads.syncbase import SyncController
 from berth.store import NotFound, StoreError
-from berth.store.events import EventRecorder
 
 __all__ = ["ReplicaSetController", "pod_from_template"]
 
 Obj = dict[str, Any]
-Requeue = Callable[[str, str, float], None]
 """(namespace, name, delay seconds) → sync that ReplicaSet again after the delay."""
 
 
@@ -63,24 +60,8 @@ def is_pod_available(pod: Mapping[str, Any], min_ready_seconds: int, now: float)
     return since is not None and since + min_ready_seconds <= now
 
 
-class ReplicaSetController:
+class ReplicaSetController(SyncController):
     """Reconciles ReplicaSets against the pods they own."""
-
-    def __init__(
-        self,
-        store: WorkloadStore,
-        pods: PodIndex,
-        recorder: EventRecorder,
-        now: Callable[[], float],
-        requeue: Requeue,
-    ) -> None:
-        """`now()` is Unix seconds at the clock's current time; `requeue` schedules a later sync."""
-        self.store = store
-        self.pods = pods
-        self.recorder = recorder
-        self._now = now
-        self._requeue = requeue
-        self._failures: dict[tuple[str, str], int] = {}
 
     # ----- the sync ---------------------------------------------------------------------------
     def sync(self, namespace: str, name: str) -> None:
@@ -88,7 +69,7 @@ class ReplicaSetController:
         try:
             rs = self.store.get(RS_KEY, namespace, name)
         except NotFound:
-            self._failures.pop((namespace, name), None)
+            self._forget(namespace, name)
             return
         spec = rs.get("spec") or {}
         try:
@@ -101,13 +82,10 @@ class ReplicaSetController:
         if not deleting:
             error = self._manage(rs, active)
         self._write_status(rs, active, error)
-        key = (namespace, name)
         if error is not None:
-            n = self._failures.get(key, 0)
-            self._failures[key] = n + 1
-            self._requeue(namespace, name, min(0.005 * 2**n, 1000.0))  # the workqueue's rate limiter
+            self._retry_later(namespace, name)
         else:
-            self._failures.pop(key, None)
+            self._forget(namespace, name)
 
     def _claim(self, rs: Mapping[str, Any], selector: Selector, deleting: bool) -> list[Mapping[str, Any]]:
         """ClaimPods over active pods: keep owned+matching, release owned+not matching, adopt orphans."""
