@@ -60,15 +60,7 @@ def replica_set(name: str = "rs", replicas: int = 2, **spec: Any) -> dict[str, A
 
 def advance(sim: Simulation, until: float) -> None:
     """Run the simulation to virtual time `until` (every timer due by then, and its consequences)."""
-    sim.run_until_idle()
-    while True:
-        nxt = sim.clock.peek()
-        if nxt is None or nxt > until:
-            break
-        sim.clock.step()
-        sim.run_until_idle()
-    sim.clock.run(until=until)
-    sim.run_until_idle()
+    sim.advance(until)
 
 
 def start(*objects: dict[str, Any], seed: int = 0, until: float = 0.0) -> Simulation:

@@ -189,6 +189,17 @@ class Simulation:
             if not self._pending:
                 return
 
+    def advance(self, until: float) -> None:
+        """Run to virtual time ``until``: every timer due by then, and everything it sets off."""
+        while True:
+            self.run_until_idle()
+            nxt = self.clock.peek()
+            if nxt is None or nxt > until:
+                break
+            self.clock.step()
+        self.clock.run(until=until)  # advances the time; nothing left to run before ``until``
+        self.run_until_idle()
+
     def run(self, plan: Plan, until: float | None = None) -> RunResult:
         """Run ``plan`` to ``until`` (default: the plan's own end, else 10 minutes after its last step)."""
         end = until if until is not None else plan.until
@@ -197,14 +208,7 @@ class Simulation:
         for step in plan.steps:
             self.clock.call_at(step.at, _bound(self.apply_step, step), -1)
         t0 = time.perf_counter()
-        while True:
-            self.run_until_idle()
-            nxt = self.clock.peek()
-            if nxt is None or nxt > end:
-                break
-            self.clock.step()
-        self.clock.run(until=end)  # advances the time; nothing left to run before ``end``
-        self.run_until_idle()
+        self.advance(end)
         wall = time.perf_counter() - t0
         st = self.scheduler.stats
         return RunResult(end, wall, st.loop_seconds, st.attempts, st.scheduled, st.unschedulable, st.errors)
