@@ -561,6 +561,24 @@ class EnqueueExtensions(Protocol):
     def events_to_register(self) -> list[ClusterEvent]: ...
 
 
+def nominated_counted(handle: object, pod: PodInfo, node_name: str) -> list[PodInfo]:
+    """The pods nominated to ``node_name`` that kube adds before filtering ``pod`` there (equal or higher
+    priority, not the pod itself); none when the handle keeps no nominations."""
+    get = getattr(handle, "nominated_pods", None)
+    if get is None:
+        return []
+    return [p for p in get(node_name) if p.uid != pod.uid and p.priority >= pod.priority]
+
+
+def rows_with_added_pods(state: CycleState, n: int) -> list[int]:
+    """Rows (below ``n``) that this cycle's overlays add pods to: where nominated pods are counted."""
+    rows: set[int] = set()
+    for ov in state.overlay:
+        if ov.rows is not None and ov.pods is not None:
+            rows.update(r for r, c in zip(ov.rows.tolist(), ov.pods.tolist(), strict=False) if c > 0)
+    return sorted(r for r in rows if r < n)
+
+
 def default_normalize(scores: IntArray, reverse: bool, max_priority: int = MAX_NODE_SCORE) -> IntArray:
     """kube's DefaultNormalizeScore: scale to 0..max by the maximum, optionally reversed."""
     if scores.size == 0:

@@ -21,6 +21,7 @@ from berth.scheduler.framework import (
     Verdicts,
 )
 from berth.scheduler.framework.nodetable import BoolArray, IntArray, LabelColumn
+from berth.scheduler.framework.plugin import nominated_counted, rows_with_added_pods
 from berth.scheduler.plugins.interpodaffinity.args import InterPodAffinityArgs
 from berth.scheduler.plugins.interpodaffinity.index import PodIndex
 from berth.scheduler.plugins.interpodaffinity.state import FilterState, ScoreState
@@ -181,17 +182,10 @@ class InterPodAffinity:
             return _NO_STATE
         return self._with_nominated(st, pod, node, self._check(st, node))
 
-    def _nominated(self, pod: PodInfo, node_name: str) -> list[PodInfo]:
-        """Pods nominated to the node that kube adds before filtering (equal or higher priority)."""
-        get = getattr(self.handle, "nominated_pods", None)
-        if get is None:
-            return []
-        return [p for p in get(node_name) if p.uid != pod.uid and p.priority >= pod.priority]
-
     def _with_nominated(self, st: FilterState, pod: PodInfo, node: NodeInfo, base: Status) -> Status:
         """kube's RunFilterPluginsWithNominatedPods for this plugin: the node must pass with the pods nominated
         to it counted, and without them."""
-        nominated = self._nominated(pod, node.name)
+        nominated = nominated_counted(self.handle, pod, node.name)
         if not nominated or not base.is_success():
             return base
         added = st
@@ -248,7 +242,7 @@ class InterPodAffinity:
             if mask is not None:
                 codes_out[mask] = code
                 failed |= mask
-        for r in _rows_with_added_pods(state, n):
+        for r in rows_with_added_pods(state, n):
             if failed[r]:
                 continue
             s = self._with_nominated(st, pod, table.info(r), _SUCCESS)
@@ -351,12 +345,3 @@ class InterPodAffinity:
             ClusterEvent("Pod", frozenset({"Add", "Update", "Delete"})),
             ClusterEvent("Node", frozenset({"Add", "Update"})),
         ]
-
-
-def _rows_with_added_pods(state: CycleState, n: int) -> list[int]:
-    """Rows the cycle's overlays add pods to (where nominated pods may sit)."""
-    rows: set[int] = set()
-    for ov in state.overlay:
-        if ov.rows is not None and ov.pods is not None:
-            rows.update(r for r, c in zip(ov.rows.tolist(), ov.pods.tolist(), strict=False) if c > 0)
-    return sorted(r for r in rows if r < n)

@@ -23,6 +23,7 @@ from berth.scheduler.framework import (
     Verdicts,
 )
 from berth.scheduler.framework.nodetable import IntArray
+from berth.scheduler.framework.plugin import nominated_counted, rows_with_added_pods
 from berth.scheduler.plugins.podtopologyspread.args import PodTopologySpreadArgs
 from berth.scheduler.plugins.podtopologyspread.columns import TopologyColumns
 from berth.scheduler.plugins.podtopologyspread.constraints import (
@@ -114,16 +115,9 @@ class PodTopologySpread:
         st: PreFilterState | None = state.get(PRE_FILTER_KEY)
         return st
 
-    def _nominated(self, pod: PodInfo, node_name: str) -> list[PodInfo]:
-        """Pods nominated to the node that kube adds before filtering (equal or higher priority)."""
-        get = getattr(self.handle, "nominated_pods", None)
-        if get is None:
-            return []
-        return [p for p in get(node_name) if p.uid != pod.uid and p.priority >= pod.priority]
-
     def _with_nominated(self, st: PreFilterState, pod: PodInfo, node: NodeInfo, base: Status) -> Status:
         """kube's RunFilterPluginsWithNominatedPods for this plugin: with the nominated pods, then without."""
-        nominated = self._nominated(pod, node.name)
+        nominated = nominated_counted(self.handle, pod, node.name)
         if not nominated:
             return base
         added = st
@@ -147,7 +141,7 @@ class PodTopologySpread:
             err = Status(Code.ERROR, (f'reading "{PRE_FILTER_KEY}" from cycleState: not found',))
             return Verdicts.single(np.zeros(n, dtype=np.bool_), err)
         v = filter_rows(st, n)
-        rows = self._nominated_rows(state, n)
+        rows = rows_with_added_pods(state, n)
         if not rows:
             return v
         passed = v.passed.copy()
@@ -159,14 +153,6 @@ class PodTopologySpread:
                 passed[r] = False
                 codes[r] = _STATUS_INDEX[s]
         return Verdicts(passed, (REJECT_SKEW, REJECT_LABEL), codes)
-
-    def _nominated_rows(self, state: CycleState, n: int) -> list[int]:
-        """Rows that may hold nominated pods: those the cycle's overlays add pods to."""
-        rows: set[int] = set()
-        for ov in state.overlay:
-            if ov.rows is not None and ov.pods is not None:
-                rows.update(int(r) for r, c in zip(ov.rows.tolist(), ov.pods.tolist(), strict=False) if c > 0)
-        return sorted(r for r in rows if r < n)
 
     # ----- PreFilterExtensions -------------------------------------------------------------
     def add_pod(self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node: NodeInfo) -> Status:
