@@ -244,30 +244,25 @@ def _node_command(
         raise _server_error(e) from None
 
 
-@app.command()
-def cordon(
-    node: Annotated[str, typer.Argument(help="Node name.")],
-    kubeconfig: Kubeconfig = None,
-    context: Context = None,
-    server: Server = None,
-    token: Token = None,
-    insecure_skip_tls_verify: Insecure = False,
-) -> None:
-    """Mark a node unschedulable (as kubectl cordon)."""
-    _node_command("cordon", node, kubeconfig, context, server, token, insecure_skip_tls_verify)
+def _register_node_command(action: str, summary: str) -> None:
+    """Add ``berth <action> NODE`` (cordon or uncordon) with the API connection options."""
+
+    def command(
+        node: Annotated[str, typer.Argument(help="Node name.")],
+        kubeconfig: Kubeconfig = None,
+        context: Context = None,
+        server: Server = None,
+        token: Token = None,
+        insecure_skip_tls_verify: Insecure = False,
+    ) -> None:
+        _node_command(action, node, kubeconfig, context, server, token, insecure_skip_tls_verify)
+
+    command.__doc__ = summary
+    app.command(name=action)(command)
 
 
-@app.command()
-def uncordon(
-    node: Annotated[str, typer.Argument(help="Node name.")],
-    kubeconfig: Kubeconfig = None,
-    context: Context = None,
-    server: Server = None,
-    token: Token = None,
-    insecure_skip_tls_verify: Insecure = False,
-) -> None:
-    """Mark a node schedulable again (as kubectl uncordon)."""
-    _node_command("uncordon", node, kubeconfig, context, server, token, insecure_skip_tls_verify)
+_register_node_command("cordon", "Mark a node unschedulable (as kubectl cordon).")
+_register_node_command("uncordon", "Mark a node schedulable again (as kubectl uncordon).")
 
 
 @app.command()
