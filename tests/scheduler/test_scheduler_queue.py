@@ -1,4 +1,5 @@
-"""The scheduling queue: priority order, backoff 1 s doubling to 10 s, requeue on events and after 5 min."""
+"""The scheduling queue: priority order, backoff 1 s doubling to 10 s, requeue on events and after 5 min,
+and kube's SchedulerPopFromBackoffQ (whole-second backoff windows, early pops by an idle scheduler)."""
 
 from __future__ import annotations
 
@@ -30,8 +31,17 @@ def gate(p: PodInfo) -> Status:
     return Status()
 
 
-def make_queue(clock: SimClock, interested: Any = None) -> SchedulingQueue:
-    return SchedulingQueue(clock, lambda p, t: (-p.priority, t), gate, interested=interested)
+def make_queue(
+    clock: SimClock, interested: Any = None, *, pop_from_backoff: bool = False, skip_early: Any = None
+) -> SchedulingQueue:
+    return SchedulingQueue(
+        clock,
+        lambda p, t: (-p.priority, t),
+        gate,
+        interested=interested,
+        pop_from_backoff=pop_from_backoff,
+        skip_early=skip_early,
+    )
 
 
 def test_pops_by_priority_then_arrival() -> None:
@@ -127,3 +137,106 @@ def test_deleted_pod_never_pops() -> None:
     q.add(pod("p"))
     q.delete("uid-p")
     assert q.pop() is None
+
+
+def _where(q: SchedulingQueue, uid: str) -> str:
+    return next(qp.where for qp in q._pods.values() if qp.pod.uid == uid)
+
+
+def test_backoff_completes_with_its_whole_second_window() -> None:
+    clock = SimClock()
+    q = make_queue(clock, pop_from_backoff=True)
+    q.add(pod("busy", 100))  # keeps activeQ non-empty, so nothing is popped early
+    clock.run(until=0.3)
+    q.add(pod("p"))
+    qp = q.pop()
+    assert qp is not None and qp.pod.name == "busy"
+    qp = q.pop()
+    assert qp is not None and qp.pod.name == "p"
+    q.add(pod("busy2", 100))
+    q.add_unschedulable(qp, {"NodeResourcesFit"}, q.scheduling_cycle)
+    q.move_all("Node", "Add")
+    # failed at 0.3 with a 1 s backoff: expires at 1.3, in the window [1, 2), flushed at 2.0
+    clock.run(until=1.99)
+    assert _where(q, "uid-p") == "backoff"
+    clock.run(until=2.0)
+    assert _where(q, "uid-p") == "active"
+
+
+def test_idle_queue_pops_backoff_by_window_then_priority_but_not_errors() -> None:
+    clock = SimClock()
+    q = make_queue(clock, pop_from_backoff=True)
+    for name, prio in (("low", 1), ("high", 5), ("err", 9)):
+        q.add(pod(name, prio))
+    popped = {}
+    while (qp := q.pop()) is not None:
+        popped[qp.pod.name] = qp
+    for name in ("low", "high"):
+        q.add_unschedulable(popped[name], {"X"}, q.scheduling_cycle)
+    q.add_unschedulable(popped["err"], set(), q.scheduling_cycle, error=True)
+    q.move_all("Node", "Add")
+    assert {n: _where(q, f"uid-{n}") for n in popped} == {
+        "low": "backoff",
+        "high": "backoff",
+        "err": "backoff",
+    }
+    first, second, third = q.pop(), q.pop(), q.pop()
+    assert (first and first.pod.name, second and second.pod.name, third) == ("high", "low", None)
+    assert first is not None and first.attempts == 2 and clock.now() == 0.0
+
+
+def test_early_pop_at_most_once_per_instant() -> None:
+    clock = SimClock()
+    q = make_queue(clock, pop_from_backoff=True)
+    q.add(pod("p"))
+    qp = q.pop()
+    assert qp is not None
+    cycle = q.scheduling_cycle
+    q.move_all("Node", "Add")  # an event while it was in flight: it goes to backoffQ
+    q.add_unschedulable(qp, {"X"}, cycle)
+    again = q.pop()
+    assert again is not None and again.pod.name == "p"
+    cycle = q.scheduling_cycle
+    q.move_all("Node", "Add")
+    q.add_unschedulable(again, {"X"}, cycle)
+    assert q.pop() is None  # same instant: left in backoffQ
+    clock.call_at(0.5, lambda: None)
+    clock.step()
+    third = q.pop()
+    assert third is not None and third.pod.name == "p"
+
+
+def test_early_pop_skips_pods_the_scheduler_knows_would_fail() -> None:
+    clock = SimClock()
+    q = make_queue(clock, pop_from_backoff=True, skip_early=lambda qp: qp.pod.name.startswith("twin"))
+    for name in ("twin-a", "other"):
+        q.add(pod(name))
+    popped = [q.pop(), q.pop()]
+    cycle = q.scheduling_cycle
+    q.move_all("Node", "Add")
+    for qp in popped:
+        assert qp is not None
+        q.add_unschedulable(qp, {"X"}, cycle)
+    nxt = q.pop()
+    assert nxt is not None and nxt.pod.name == "other"
+    assert q.pop() is None
+    assert _where(q, "uid-twin-a") == "backoff"  # still flushed when its backoff completes
+    clock.run(until=2.0)
+    assert _where(q, "uid-twin-a") == "active"
+
+
+def test_event_during_attempt_matters_only_to_interested_plugins() -> None:
+    clock = SimClock()
+    interested = lambda qp, resource, action: resource == "Node"  # noqa: E731
+    q = make_queue(clock, interested, pop_from_backoff=True)
+    q.add(pod("p"))
+    qp = q.pop()
+    assert qp is not None
+    cycle = q.scheduling_cycle
+    q.move_all("Pod", "Delete")  # its rejecting plugin does not care: it waits as unschedulable
+    q.add_unschedulable(qp, {"X"}, cycle)
+    assert "uid-p" in q.unschedulable
+    assert q.pop() is None
+    q.move_all("Node", "Add")
+    again = q.pop()
+    assert again is not None and again.pod.name == "p"

@@ -31,7 +31,8 @@ def test_spreading_example(simulate: Callable[..., Run]) -> None:
         "available: 6 No preemption victims found for incoming pod."
     )
     # the cache is created before any web pod exists; it is retried as soon as a matching pod is bound
-    # (kube's AssignedPodAdded), i.e. after its 1 s backoff, not at the 5-minute flush
+    # (kube's AssignedPodAdded): it moves to backoffQ, and the idle scheduler pops it from there at once
+    # (SchedulerPopFromBackoffQ) instead of at the 5-minute flush
     cache = run.get("Pod", "cache")
     assert ZONE[cache["spec"]["nodeName"]] in {"zone-a", "zone-b", "zone-c"}
     reasons = [(e["reason"], e["message"]) for e in run.events("cache")]
@@ -42,4 +43,4 @@ def test_spreading_example(simulate: Callable[..., Run]) -> None:
     )
     assert reasons[1][0] == "Scheduled"
     scheduled = next(e for e in run.events("cache") if e["reason"] == "Scheduled")
-    assert scheduled["firstTimestamp"].endswith("00:00:01Z")
+    assert scheduled["firstTimestamp"].endswith("00:00:00Z")

@@ -151,6 +151,35 @@ def test_delete_frees_room_after_grace_period(simulate: Simulate) -> None:
     assert scheduled["firstTimestamp"] == "2024-01-01T00:01:30Z"
 
 
+def test_pod_whose_run_ends_during_its_grace_period_leaves_then(simulate: Simulate) -> None:
+    scenario = {
+        "apiVersion": "berth.dev/v1alpha1",
+        "kind": "Scenario",
+        "metadata": {"name": "s"},
+        "spec": {
+            "until": "5m",
+            "steps": [
+                {
+                    "at": "0s",
+                    "create": [
+                        node("n", cpu="2"),
+                        pod("first", cpu="2", annotations={"berth.dev/duration": "70s"}),
+                    ],
+                },
+                {"at": "10s", "create": [pod("second", cpu="2")]},
+                {
+                    "at": "1m",
+                    "delete": [{"apiVersion": "v1", "kind": "Pod", "namespace": "default", "name": "first"}],
+                },
+            ],
+        },
+    }
+    r = simulate([scenario])
+    scheduled = next(e for e in r.events("second") if e["reason"] == "Scheduled")
+    # deleted at 1m with 30 s of grace, but its run ends at 1m10s: its containers stop then
+    assert scheduled["firstTimestamp"] == "2024-01-01T00:01:10Z"
+
+
 def test_patch_cordons_a_node(simulate: Simulate) -> None:
     scenario = {
         "apiVersion": "berth.dev/v1alpha1",

@@ -2,7 +2,9 @@
 
 A pod bound to a node becomes Running and Ready after its ``berth.dev/startup`` annotation
 (default 0s), and Succeeded after ``berth.dev/duration`` if present. A pod marked for deletion is
-removed when its grace period ends. Every change is a status write to the store.
+removed when its grace period ends, or earlier when its run (``berth.dev/duration``) ends first: its
+containers are taken to ignore SIGTERM, so they stop at the end of their run or at the SIGKILL that
+ends the grace period, whichever comes first. Every change is a status write to the store.
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ class SimKubelet:
         self.clock = clock
         self._is_not_found = is_not_found
         self._started: set[str] = set()  # uids whose start was scheduled
-        self._finishing: set[str] = set()
+        self._finishing: dict[str, float] = {}  # uid -> when its run ends
         self._terminating: set[str] = set()
 
     def handle_event(self, type_: str, obj: Mapping[str, Any]) -> None:
@@ -58,7 +60,7 @@ class SimKubelet:
         uid = meta.get("uid", "")
         if type_ == "DELETED":
             self._started.discard(uid)
-            self._finishing.discard(uid)
+            self._finishing.pop(uid, None)
             self._terminating.discard(uid)
             return
         spec = obj.get("spec") or {}
@@ -72,6 +74,9 @@ class SimKubelet:
                 self._terminating.add(uid)
                 grace = meta.get("deletionGracePeriodSeconds")
                 when = self.clock.now() + float(grace if grace is not None else 0)
+                run_ends = self._finishing.get(uid)
+                if run_ends is not None:
+                    when = min(when, max(run_ends, self.clock.now()))
                 self.clock.call_at(when, lambda: self._remove(ns, name, uid), 5)
             return
         phase = (obj.get("status") or {}).get("phase")
@@ -83,10 +88,10 @@ class SimKubelet:
             startup = parse_duration(annotations.get(ANNOTATION_STARTUP, "0s"))
             self.clock.call_at(self.clock.now() + startup, lambda: self._start(ns, name, uid), 3)
         elif phase == "Running" and uid not in self._finishing and ANNOTATION_DURATION in annotations:
-            self._finishing.add(uid)
-            started = self.clock.now()
             duration = parse_duration(annotations[ANNOTATION_DURATION])
-            self.clock.call_at(started + duration, lambda: self._finish(ns, name, uid), 4)
+            ends = self.clock.now() + duration
+            self._finishing[uid] = ends
+            self.clock.call_at(ends, lambda: self._finish(ns, name, uid), 4)
 
     def _current(self, ns: str, name: str, uid: str) -> dict[str, Any] | None:
         try:

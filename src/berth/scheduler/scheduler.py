@@ -7,6 +7,7 @@ plugin holds it) its binding cycle. Waiting is done with clock timers.
 
 from __future__ import annotations
 
+import json
 import random
 import time
 from collections import Counter
@@ -185,6 +186,9 @@ class _Waiting:
         self.sched._finish_wait(self, Status(Code.UNSCHEDULABLE, (message,), plugin))
 
 
+TWIN_KEY = "berth/twin-key"
+
+
 class Nominator:
     """Pods nominated to nodes (status.nominatedNodeName) and not bound yet, as kube's nominator keeps them."""
 
@@ -193,6 +197,11 @@ class Nominator:
         self._node_of: dict[str, str] = {}
         self._version = 0
         self._cached: dict[tuple[int, int, str, int], Overlay | None] = {}
+
+    @property
+    def version(self) -> int:
+        """Changes with every nomination change."""
+        return self._version
 
     def set(self, pod: PodInfo, node: str) -> None:
         """Record (or with ``node`` "" forget) the nomination of ``pod``."""
@@ -430,7 +439,15 @@ class Scheduler:
             initial_backoff=self.config.pod_initial_backoff_seconds,
             max_backoff=self.config.pod_max_backoff_seconds,
             interested=self._interested,
+            skip_early=self._twin_failed_now,
+            early_version=self._state_version,
         )
+        # "twins": pods that schedule alike (same profile, namespace, spec, labels, annotations, owners and
+        # nominated node); a twin's clean failure in the current cluster state is remembered here
+        self._event_version = 0
+        self._quiet_event = False
+        self._twin_version: tuple[float, int, int, int] | None = None
+        self._twins_failed: set[tuple[str, str]] = set()
         self.waiting: dict[str, _Waiting] = {}
         self.nominator = Nominator()
         self.next_start = 0
@@ -460,6 +477,7 @@ class Scheduler:
     def handle_event(self, type_: str, obj: Mapping[str, Any]) -> None:
         """Feed one store change (ADDED / MODIFIED / DELETED) of a Pod, a Node or a kind plugins follow."""
         kind = obj.get("kind")
+        self._quiet_event = False
         if kind == "Pod":
             self._on_pod(type_, obj)
         elif kind == "Node":
@@ -470,6 +488,8 @@ class Scheduler:
         if plugins and kind not in ("Pod", "Node"):
             # e.g. an ElasticQuota or PodGroup change: retry the pods rejected by plugins that care about it
             self.queue.move_all(str(kind), _ACTIONS.get(type_, "Update"))
+        if not self._quiet_event:
+            self._event_version += 1
 
     def watched_kinds(self) -> set[str]:
         """Every kind whose events the scheduler wants."""
@@ -530,6 +550,7 @@ class Scheduler:
         qp = self.queue._pods.get(uid)
         if qp is not None and not _pod_spec_changed(qp.pod.obj, pod):
             qp.pod.obj = pod
+            self._quiet_event = True
             return
         self.queue.update(PodInfo(pod))
 
@@ -710,6 +731,7 @@ class Scheduler:
         fw = self.frameworks[pod.scheduler_name]
         cycle = self.queue.scheduling_cycle
         self.stats.attempts += 1
+        version = self._state_version()
         state = CycleState()
         table = self.cache.table
         trace = self._start_trace(fw, pod)
@@ -724,6 +746,8 @@ class Scheduler:
             self._finish_trace(fw, state, trace, node, failure)
         if node is None:
             assert failure is not None
+            if not nominated_in(state) and version == self._state_version():
+                self._remember_twin_failure(pod, version)
             self._fail(
                 fw,
                 qp,
@@ -734,6 +758,28 @@ class Scheduler:
             )
             return
         self._assume_and_bind(fw, qp, state, pod, node, cycle)
+
+    def _state_version(self) -> tuple[float, int, int, int]:
+        """Changes whenever anything a scheduling verdict depends on may have changed: the virtual time, the
+        node table, the nominations, or any other object the scheduler or its plugins follow."""
+        return (self.clock.now(), self.cache.table.generation, self.nominator.version, self._event_version)
+
+    def _remember_twin_failure(self, pod: PodInfo, version: tuple[float, int, int, int]) -> None:
+        key = twin_key(pod)
+        if key is None:
+            return
+        if self._twin_version != version:
+            self._twin_version = version
+            self._twins_failed.clear()
+        self._twins_failed.add((key, self.nominator.node_of(pod.uid)))
+
+    def _twin_failed_now(self, qp: QueuedPod) -> bool:
+        """Whether a twin of the pod failed, without changing anything, in the current cluster state (the
+        queue then leaves the pod in backoffQ instead of popping it early: its attempt would fail alike)."""
+        if not self._twins_failed or self._twin_version != self._state_version():
+            return False
+        key = twin_key(qp.pod)
+        return key is not None and (key, self.nominator.node_of(qp.pod.uid)) in self._twins_failed
 
     def _start_trace(self, fw: Framework, pod: PodInfo) -> CycleTrace | None:
         """A new trace when this attempt is explained or recorded, else None."""
@@ -943,9 +989,11 @@ class Scheduler:
             return
         w.fw.run_unreserve(w.state, w.pod, w.node_name)
         self.cache.forget(w.pod)
-        self.queue.move_all("Pod", "Delete")
         self._requeue(qp)
         self._fail(w.fw, qp, s, cycle)
+        # kube's handleBindingCycleError for a rejected pod: its room is retried by the others only after
+        # its own failure is handled, so it waits for the next event instead of retrying at once
+        self.queue.move_all("Pod", "Delete", exclude=qp.pod.uid)
 
     def _requeue(self, qp: QueuedPod) -> None:
         """Make a pod that left the queue (waiting/binding) known to it again."""
@@ -1117,6 +1165,36 @@ def _rfc3339(store: Any, clock: SchedulerClock) -> str:
     if callable(fmt):
         return str(fmt())
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(clock.now()))
+
+
+def nominated_in(state: CycleState) -> bool:
+    """Whether the failed attempt nominated a node (its PostFilter preempted)."""
+    return bool(state.get(NOMINATED_NODE_KEY, ""))
+
+
+def twin_key(pod: PodInfo) -> str | None:
+    """What makes pods schedule alike, besides their nominated node: profile, namespace, spec, labels,
+    annotations and owners (None for pseudo pods); cached on the PodInfo."""
+    if pod.kind != "Pod":
+        return None
+    key = pod.extra.get(TWIN_KEY)
+    if key is None:
+        obj = pod.obj
+        meta = obj.get("metadata") or {}
+        key = json.dumps(
+            [
+                pod.scheduler_name,
+                pod.namespace,
+                obj.get("spec"),
+                meta.get("labels"),
+                without_result_annotations(meta.get("annotations")),
+                meta.get("ownerReferences"),
+            ],
+            sort_keys=True,
+            default=str,
+        )
+        pod.extra[TWIN_KEY] = key
+    return str(key)
 
 
 def _pod_spec_changed(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:

@@ -10,7 +10,7 @@ governed. PostFilter is quota-aware preemption (see ``preemption``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -75,7 +75,10 @@ class CapacityScheduling:
         self._where: dict[str, str] = {}  # uid of a bound pod -> namespace
         self._nominated: dict[str, dict[str, _Nominated]] = {}  # ns -> uid -> a nominated, unbound pod
         self._nominated_sum: dict[str, dict[str, int]] = {}  # ns -> summed requests of its nominated pods
-        self._preemption = QuotaPreemption(handle, self.book)
+        # ns -> node -> number of the namespace's counted (reserved or bound) pods on it; uid -> (ns, node)
+        self._on_nodes: dict[str, dict[str, int]] = {}
+        self._placed: dict[str, tuple[str, str]] = {}
+        self._preemption = QuotaPreemption(handle, self.book, self.nodes_of)
 
     # ----- PreFilter -----------------------------------------------------------------------------
     def pre_filter(
@@ -119,12 +122,36 @@ class CapacityScheduling:
         """Count the pod in its namespace's quota."""
         if pod.kind == "Pod":
             self.book.add_pod(pod.namespace, pod.uid, pod.requests)
+            self._place(pod.uid, pod.namespace, node_name)
         return SUCCESS
 
     def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
         """Stop counting the pod (its binding failed or it was rejected)."""
         if pod.kind == "Pod" and pod.uid not in self._where:
             self.book.remove_pod(pod.namespace, pod.uid)
+            self._unplace(pod.uid)
+
+    def nodes_of(self, namespace: str) -> Iterable[str]:
+        """The nodes running (or reserved for) counted pods of ``namespace``."""
+        return self._on_nodes.get(namespace, {}).keys()
+
+    def _place(self, uid: str, namespace: str, node: str) -> None:
+        if uid in self._placed:
+            return
+        self._placed[uid] = (namespace, node)
+        nodes = self._on_nodes.setdefault(namespace, {})
+        nodes[node] = nodes.get(node, 0) + 1
+
+    def _unplace(self, uid: str) -> None:
+        placed = self._placed.pop(uid, None)
+        if placed is None:
+            return
+        namespace, node = placed
+        nodes = self._on_nodes[namespace]
+        if nodes[node] <= 1:
+            del nodes[node]
+        else:
+            nodes[node] -= 1
 
     # ----- events --------------------------------------------------------------------------------
     def events_to_register(self) -> list[ClusterEvent]:
@@ -155,15 +182,19 @@ class CapacityScheduling:
             if where is not None:
                 self._assigned.get(where, {}).pop(uid, None)
             self.book.remove_pod(ns, uid)
+            self._unplace(uid)
             return
         if spec.get("nodeName"):
             self._drop_nomination(ns, uid)
+            if meta.get("deletionTimestamp"):
+                self.book.mark_leaving(ns, uid)
             if uid in self._where:
                 return
             requests = pod_requests(obj)
             self._where[uid] = ns
             self._assigned.setdefault(ns, {})[uid] = requests
             self.book.add_pod(ns, uid, requests)
+            self._place(uid, ns, str(spec["nodeName"]))
             return
         if status.get("nominatedNodeName"):
             prio = spec.get("priority")

@@ -15,7 +15,7 @@ candidate; the node is picked and its victims preempted as DefaultPreemption doe
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from berth.scheduler.framework.cycle_state import CycleState
@@ -54,9 +54,9 @@ def potential_victims(
     cache = over_min_cache if over_min_cache is not None else {}
     out: list[PodInfo] = []
     if pod.namespace in infos:
-        over_min = book.used_over_min_with(pod.namespace, pfs.in_quota)
+        over_min = book.staying_over_min_with(pod.namespace, pfs.in_quota)
         for p in node_pods:
-            if p.kind != "Pod" or p.namespace not in infos:
+            if p.kind != "Pod" or p.namespace not in infos or _terminating(p):
                 continue
             if over_min:
                 if p.namespace == pod.namespace and p.priority < pod.priority:
@@ -64,14 +64,25 @@ def potential_victims(
             elif p.namespace != pod.namespace:
                 over = cache.get(p.namespace)
                 if over is None:
-                    over = cache[p.namespace] = book.used_over_min(p.namespace)
+                    over = cache[p.namespace] = book.staying_over_min(p.namespace)
                 if over:
                     out.append(p)
     else:
         for p in node_pods:
-            if p.kind == "Pod" and p.namespace not in infos and p.priority < pod.priority:
+            if (
+                p.kind == "Pod"
+                and p.namespace not in infos
+                and p.priority < pod.priority
+                and not _terminating(p)
+            ):
                 out.append(p)
     return out
+
+
+def _terminating(pod: PodInfo) -> bool:
+    """Whether the pod is already being deleted: never a victim again (its room is promised to whoever
+    evicted it), and left out of its quota's usage when deciding who is over min."""
+    return bool((pod.obj.get("metadata") or {}).get("deletionTimestamp"))
 
 
 def select_quota_victims(
@@ -86,10 +97,14 @@ def select_quota_victims(
     over_min_cache: dict[str, bool] | None = None,
 ) -> tuple[Victims | None, Status]:
     """The victims on one node for ``pod`` (scheduler-plugins' SelectVictimsOnNode)."""
+    node_pods = list(node_pods)
     potential = potential_victims(pod, node_pods, book, pfs, over_min_cache)
     if not potential:
         return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (no_victims_message(node, pod),))
-    s = fits_without(potential)
+    # pods being deleted are leaving: the dry run counts their room as free (the nominated pods that
+    # preempted them are counted on the node instead)
+    leaving = [p for p in node_pods if _terminating(p)]
+    s = fits_without(potential + leaving)
     if not s.is_success():
         return None, s
     ledger = QuotaLedger(book)
@@ -108,7 +123,7 @@ def select_quota_victims(
     def reprieve(p: PodInfo) -> bool:
         del removed[p.uid]
         ledger.change(p.namespace, p.uid, 1)
-        s = fits_without(list(removed.values()))
+        s = fits_without(list(removed.values()) + leaving)
         if s.code == Code.ERROR:
             raise _DryRunError(s)
         fits = s.is_success()
@@ -149,9 +164,10 @@ class QuotaPreemption:
     """The preemption evaluator with the quota-aware victim rules; acting on the chosen node is
     DefaultPreemption's (DisruptionTarget condition, deletion, Preempted event, nominations)."""
 
-    def __init__(self, handle: Handle, book: QuotaBook) -> None:
+    def __init__(self, handle: Handle, book: QuotaBook, nodes_of: Callable[[str], Iterable[str]]) -> None:
         self.handle = handle
         self.book = book
+        self._nodes_of = nodes_of
         self._budgets = BudgetCache()
         self._actor = DefaultPreemption(parse_default_preemption_args({}), handle)
 
@@ -172,6 +188,7 @@ class QuotaPreemption:
         if not ok:
             return None, Status(Code.UNSCHEDULABLE, (why,))
         rows = potential_rows(table, statuses)
+        holding = self._rows_with_potential_victims(pod, pfs, table)
         start = StartTimes(self._actor._now)
         clean: list[Candidate] = []
         violating: list[Candidate] = []
@@ -181,6 +198,9 @@ class QuotaPreemption:
         over_min_cache: dict[str, bool] = {}
         for row in rows:
             node = table.names[row]
+            if holding is not None and row not in holding:
+                failed[node] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (no_victims_message(node, pod),))
+                continue
 
             def fits_without(removed: Sequence[PodInfo], node: str = node) -> Status:
                 return self.handle.filter_with_changes(state, pod, node, removed)
@@ -218,6 +238,28 @@ class QuotaPreemption:
         if not s.is_success():
             return None, s
         return PostFilterResult(best.node), SUCCESS
+
+    def _rows_with_potential_victims(
+        self, pod: PodInfo, pfs: PreFilterState, table: NodeTable
+    ) -> set[int] | None:
+        """The rows that may hold a potential victim of a quota'd preemptor: those running counted pods of
+        its own namespace (when it would exceed its min) or of the other namespaces over their min; None
+        (every row) for a preemptor without a quota."""
+        book = self.book
+        if pod.namespace not in book.infos:
+            return None
+        if book.staying_over_min_with(pod.namespace, pfs.in_quota):
+            namespaces = [pod.namespace]
+        else:
+            namespaces = [ns for ns in book.infos if ns != pod.namespace and book.staying_over_min(ns)]
+        index = table.index
+        rows: set[int] = set()
+        for ns in namespaces:
+            for node in self._nodes_of(ns):
+                row = index.get(node)
+                if row is not None:
+                    rows.add(row)
+        return rows
 
     def eligible(
         self,

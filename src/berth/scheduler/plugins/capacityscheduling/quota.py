@@ -37,7 +37,7 @@ class PreFilterState:
 class QuotaInfo:
     """One namespace's ElasticQuota: its limits, the pods counted in ``used`` and their requests."""
 
-    __slots__ = ("max", "min", "name", "namespace", "pods", "used")
+    __slots__ = ("leaving", "max", "min", "name", "namespace", "pods", "used")
 
     def __init__(self, namespace: str, name: str, min_: Amounts, max_: Amounts | None) -> None:
         self.namespace = namespace
@@ -46,6 +46,7 @@ class QuotaInfo:
         self.max: dict[str, int] | None = None if max_ is None else dict(max_)
         self.used: dict[str, int] = {}
         self.pods: dict[str, Amounts] = {}  # pod uid -> its requests
+        self.leaving: set[str] = set()  # counted pods being deleted (terminating)
 
     def add_pod(self, uid: str, requests: Amounts) -> bool:
         """Count a pod once; False when it was already counted."""
@@ -60,7 +61,15 @@ class QuotaInfo:
         requests = self.pods.pop(uid, None)
         if requests is not None:
             add_into(self.used, requests, -1)
+        self.leaving.discard(uid)
         return requests
+
+    def staying_used(self) -> dict[str, int]:
+        """``used`` without the pods being deleted."""
+        used = dict(self.used)
+        for uid in self.leaving:
+            add_into(used, self.pods[uid], -1)
+        return used
 
     def names(self) -> set[str]:
         """The resources this quota names (in min or max)."""
@@ -147,6 +156,26 @@ class QuotaBook:
         self._over_min.pop(namespace, None)
         return True
 
+    def mark_leaving(self, namespace: str, uid: str) -> None:
+        """A counted pod of the namespace is being deleted: it still counts in ``used`` until it is gone, but
+        preemption (``staying_over_min``, QuotaLedger) treats it as leaving."""
+        q = self.infos.get(namespace)
+        if q is not None and uid in q.pods:
+            q.leaving.add(uid)
+
+    def staying_over_min(self, namespace: str) -> bool:
+        """Whether the namespace's quota uses more than its min without its pods being deleted."""
+        q = self.infos[namespace]
+        if not q.leaving:
+            return self.used_over_min(namespace)
+        return over_min(q.staying_used(), q.min, self._governed)
+
+    def staying_over_min_with(self, namespace: str, request: Amounts) -> bool:
+        """As ``used_over_min_with``, without the namespace's pods being deleted."""
+        q = self.infos[namespace]
+        used = q.staying_used() if q.leaving else q.used
+        return over_min_with(used, q.min, request, self._governed)
+
     def used_over_max_with(self, namespace: str, request: Amounts) -> bool:
         """Whether the namespace's quota would exceed its max with ``request``."""
         q = self.infos[namespace]
@@ -171,8 +200,9 @@ class QuotaBook:
 
 
 class QuotaLedger:
-    """A what-if view of a QuotaBook with some pods removed (the preemption dry run on one node);
-    namespaces are copied only when touched."""
+    """A what-if view of a QuotaBook with some pods removed (the preemption dry run on one node), starting
+    from the pods that stay (those being deleted are already taken out); namespaces are copied only when
+    touched."""
 
     __slots__ = ("book", "total_used", "used")
 
@@ -180,15 +210,21 @@ class QuotaLedger:
         self.book = book
         self.used: dict[str, dict[str, int]] = {}
         self.total_used: dict[str, int] = dict(book.total_used)
+        for ns, q in book.infos.items():
+            if q.leaving:
+                staying = q.staying_used()
+                for r, v in q.used.items():
+                    self.total_used[r] = self.total_used.get(r, 0) - v + staying.get(r, 0)
+                self.used[ns] = staying
 
     def _used(self, namespace: str) -> Amounts:
         u = self.used.get(namespace)
         return u if u is not None else self.book.infos[namespace].used
 
     def change(self, namespace: str, uid: str, sign: int) -> None:
-        """Remove (sign -1) or give back (sign +1) a counted pod's requests."""
+        """Remove (sign -1) or give back (sign +1) a counted pod's requests (not one being deleted)."""
         q = self.book.infos.get(namespace)
-        if q is None:
+        if q is None or uid in q.leaving:
             return
         requests = q.pods.get(uid)
         if requests is None:
