@@ -91,6 +91,7 @@ class SchedulingQueue:
         self._move_request_cycle = -1
         self._moves: list[tuple[int, str, str]] = []  # (scheduling cycle, resource, action) of move requests
         self._moves_kept_from = 0
+        self.move_count = 0  # move requests recorded so far
         self._backoff_timer_at: float | None = None
         self._flush_timer = False
         self.on_active: Callable[[], None] | None = None
@@ -275,9 +276,18 @@ class SchedulingQueue:
         if moves and moves[-1] == (self.scheduling_cycle, resource, action):
             return
         moves.append((self.scheduling_cycle, resource, action))
+        self.move_count += 1
         if len(moves) > 4096:
             del moves[:2048]
             self._moves_kept_from = moves[0][0]
+
+    def moves_since(self, count: int) -> list[tuple[str, str]] | None:
+        """The (resource, action) of the move requests recorded after the first ``count``; None when some
+        of them are no longer kept."""
+        skip = len(self._moves) - (self.move_count - count)
+        if skip < 0:
+            return None
+        return [(r, a) for _, r, a in self._moves[skip:]]
 
     def _to_backoff(self, qp: QueuedPod) -> None:
         expiry = self._backoff_expiry(qp)

@@ -189,6 +189,30 @@ class _Waiting:
 TWIN_KEY = "berth/twin-key"
 
 
+class _TwinFailure:
+    """A clean failure of a pod: the framework, its rejecting plugins, and the queue's move count when its
+    attempt began (events since then are checked, incrementally, for one those plugins care about)."""
+
+    __slots__ = ("checked", "fw", "plugins")
+
+    def __init__(self, fw: Framework, plugins: frozenset[str], since: int) -> None:
+        self.fw = fw
+        self.plugins = plugins
+        self.checked = since
+
+    def stale(self, queue: SchedulingQueue) -> bool:
+        """Whether an event the rejecting plugins care about happened since the failure."""
+        plugins = set(self.plugins)
+        moves = queue.moves_since(self.checked)
+        if moves is None:
+            return True
+        for resource, action in moves:
+            if self.fw.interested(plugins, resource, action):
+                return True
+        self.checked = queue.move_count
+        return False
+
+
 class Nominator:
     """Pods nominated to nodes (status.nominatedNodeName) and not bound yet, as kube's nominator keeps them."""
 
@@ -440,14 +464,12 @@ class Scheduler:
             max_backoff=self.config.pod_max_backoff_seconds,
             interested=self._interested,
             skip_early=self._twin_failed_now,
-            early_version=self._state_version,
+            early_version=self._early_version,
         )
         # "twins": pods that schedule alike (same profile, namespace, spec, labels, annotations, owners and
-        # nominated node); a twin's clean failure in the current cluster state is remembered here
-        self._event_version = 0
-        self._quiet_event = False
-        self._twin_version: tuple[float, int, int, int] | None = None
-        self._twins_failed: set[tuple[str, str]] = set()
+        # nominated node); a twin's clean failure at the current virtual instant is remembered here
+        self._twin_at = -1.0
+        self._twins_failed: dict[tuple[str, str], _TwinFailure] = {}
         self.waiting: dict[str, _Waiting] = {}
         self.nominator = Nominator()
         self.next_start = 0
@@ -477,7 +499,6 @@ class Scheduler:
     def handle_event(self, type_: str, obj: Mapping[str, Any]) -> None:
         """Feed one store change (ADDED / MODIFIED / DELETED) of a Pod, a Node or a kind plugins follow."""
         kind = obj.get("kind")
-        self._quiet_event = False
         if kind == "Pod":
             self._on_pod(type_, obj)
         elif kind == "Node":
@@ -488,8 +509,6 @@ class Scheduler:
         if plugins and kind not in ("Pod", "Node"):
             # e.g. an ElasticQuota or PodGroup change: retry the pods rejected by plugins that care about it
             self.queue.move_all(str(kind), _ACTIONS.get(type_, "Update"))
-        if not self._quiet_event:
-            self._event_version += 1
 
     def watched_kinds(self) -> set[str]:
         """Every kind whose events the scheduler wants."""
@@ -550,7 +569,6 @@ class Scheduler:
         qp = self.queue._pods.get(uid)
         if qp is not None and not _pod_spec_changed(qp.pod.obj, pod):
             qp.pod.obj = pod
-            self._quiet_event = True
             return
         self.queue.update(PodInfo(pod))
 
@@ -731,7 +749,7 @@ class Scheduler:
         fw = self.frameworks[pod.scheduler_name]
         cycle = self.queue.scheduling_cycle
         self.stats.attempts += 1
-        version = self._state_version()
+        moves_at_start = self.queue.move_count
         state = CycleState()
         table = self.cache.table
         trace = self._start_trace(fw, pod)
@@ -746,8 +764,9 @@ class Scheduler:
             self._finish_trace(fw, state, trace, node, failure)
         if node is None:
             assert failure is not None
-            if not nominated_in(state) and version == self._state_version():
-                self._remember_twin_failure(pod, version)
+            if not nominated_in(state):
+                rejecting: set[str] = state.get("berth/unschedulable-plugins", set())
+                self._remember_twin_failure(fw, pod, {failure.plugin} | rejecting, moves_at_start)
             self._fail(
                 fw,
                 qp,
@@ -759,27 +778,42 @@ class Scheduler:
             return
         self._assume_and_bind(fw, qp, state, pod, node, cycle)
 
-    def _state_version(self) -> tuple[float, int, int, int]:
-        """Changes whenever anything a scheduling verdict depends on may have changed: the virtual time, the
-        node table, the nominations, or any other object the scheduler or its plugins follow."""
-        return (self.clock.now(), self.cache.table.generation, self.nominator.version, self._event_version)
+    def _early_version(self) -> tuple[float, int]:
+        """Changes whenever a pod set aside from early popping may now schedulable: with the virtual time
+        and with every cluster event (move request) the queue records."""
+        return (self.clock.now(), self.queue.move_count)
 
-    def _remember_twin_failure(self, pod: PodInfo, version: tuple[float, int, int, int]) -> None:
+    def _remember_twin_failure(self, fw: Framework, pod: PodInfo, plugins: set[str], since: int) -> None:
+        """Remember that ``pod`` failed, rejected by ``plugins``, without changing anything: its twins need
+        not try again at this instant until an event those plugins care about happens (after ``since``)."""
         key = twin_key(pod)
         if key is None:
             return
-        if self._twin_version != version:
-            self._twin_version = version
+        now = self.clock.now()
+        if now != self._twin_at:
+            self._twin_at = now
             self._twins_failed.clear()
-        self._twins_failed.add((key, self.nominator.node_of(pod.uid)))
+        plugins.discard("")
+        self._twins_failed[(key, self.nominator.node_of(pod.uid))] = _TwinFailure(
+            fw, frozenset(plugins), since
+        )
 
     def _twin_failed_now(self, qp: QueuedPod) -> bool:
-        """Whether a twin of the pod failed, without changing anything, in the current cluster state (the
-        queue then leaves the pod in backoffQ instead of popping it early: its attempt would fail alike)."""
-        if not self._twins_failed or self._twin_version != self._state_version():
+        """Whether a twin of the pod failed at this instant and no event its rejecting plugins care about
+        happened since (the queue then leaves the pod in backoffQ instead of popping it early: its attempt
+        would fail alike)."""
+        if not self._twins_failed or self._twin_at != self.clock.now():
             return False
         key = twin_key(qp.pod)
-        return key is not None and (key, self.nominator.node_of(qp.pod.uid)) in self._twins_failed
+        if key is None:
+            return False
+        failure = self._twins_failed.get((key, self.nominator.node_of(qp.pod.uid)))
+        if failure is None:
+            return False
+        if failure.stale(self.queue):
+            del self._twins_failed[(key, self.nominator.node_of(qp.pod.uid))]
+            return False
+        return True
 
     def _start_trace(self, fw: Framework, pod: PodInfo) -> CycleTrace | None:
         """A new trace when this attempt is explained or recorded, else None."""
