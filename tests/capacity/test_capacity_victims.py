@@ -188,3 +188,34 @@ def test_pdb_violating_pods_are_reprieved_first() -> None:
     ]
     names, violations, _ = select([QA, QB], node_pods, pod("p", "b", {GPU: "2"}), [budget])
     assert (names, violations) == (["a2"], 0)
+
+
+def _terminating(obj: Obj) -> Obj:
+    return {**obj, "metadata": {**obj["metadata"], "deletionTimestamp": "2026-01-01T00:01:00Z"}}
+
+
+def test_terminating_pods_are_leaving_not_victims() -> None:
+    # A (min 4) runs 7 GPUs, 2 of them terminating: without those it is over min by 1, so one more of its
+    # pods goes; the terminating ones are never chosen again and their room counts as free
+    pods = [
+        run_pod("a", "a1", 2, start=1),
+        run_pod("a", "a2", 2, start=2),
+        run_pod("a", "a3", 1, start=3),
+        _terminating(run_pod("a", "gone", 2, start=4)),
+        run_pod("b", "b1", 3, start=5),
+    ]
+    assert select([QA, QB], pods, pod("p", "b", {GPU: "3"})) == (["a3"], 0, Status())
+
+
+def test_fits_once_terminating_pods_leave_means_no_victims() -> None:
+    pods = [
+        run_pod("a", "a1", 4, start=1),
+        _terminating(run_pod("a", "gone", 2, start=2)),
+        run_pod("b", "b1", 4),
+    ]
+    victims, _, s = select([QA, QB], pods, pod("p", "b", {GPU: "2"}))
+    assert victims is None
+    assert (s.code, s.message) == (
+        Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+        "No victims found on node n1 for preemptor pod p",
+    )

@@ -186,15 +186,14 @@ class CapacityScheduling:
             return
         if spec.get("nodeName"):
             self._drop_nomination(ns, uid)
+            if uid not in self._where:
+                requests = pod_requests(obj)
+                self._where[uid] = ns
+                self._assigned.setdefault(ns, {})[uid] = requests
+                self.book.add_pod(ns, uid, requests)
+                self._place(uid, ns, str(spec["nodeName"]))
             if meta.get("deletionTimestamp"):
                 self.book.mark_leaving(ns, uid)
-            if uid in self._where:
-                return
-            requests = pod_requests(obj)
-            self._where[uid] = ns
-            self._assigned.setdefault(ns, {})[uid] = requests
-            self.book.add_pod(ns, uid, requests)
-            self._place(uid, ns, str(spec["nodeName"]))
             return
         if status.get("nominatedNodeName"):
             prio = spec.get("priority")

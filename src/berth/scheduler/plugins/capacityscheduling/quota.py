@@ -37,7 +37,7 @@ class PreFilterState:
 class QuotaInfo:
     """One namespace's ElasticQuota: its limits, the pods counted in ``used`` and their requests."""
 
-    __slots__ = ("leaving", "max", "min", "name", "namespace", "pods", "used")
+    __slots__ = ("leaving", "leaving_used", "max", "min", "name", "namespace", "pods", "used")
 
     def __init__(self, namespace: str, name: str, min_: Amounts, max_: Amounts | None) -> None:
         self.namespace = namespace
@@ -47,6 +47,7 @@ class QuotaInfo:
         self.used: dict[str, int] = {}
         self.pods: dict[str, Amounts] = {}  # pod uid -> its requests
         self.leaving: set[str] = set()  # counted pods being deleted (terminating)
+        self.leaving_used: dict[str, int] = {}  # their summed requests
 
     def add_pod(self, uid: str, requests: Amounts) -> bool:
         """Count a pod once; False when it was already counted."""
@@ -61,14 +62,24 @@ class QuotaInfo:
         requests = self.pods.pop(uid, None)
         if requests is not None:
             add_into(self.used, requests, -1)
-        self.leaving.discard(uid)
+            if uid in self.leaving:
+                self.leaving.discard(uid)
+                add_into(self.leaving_used, requests, -1)
         return requests
+
+    def mark_leaving(self, uid: str) -> bool:
+        """A counted pod is being deleted; whether it was newly marked."""
+        requests = self.pods.get(uid)
+        if requests is None or uid in self.leaving:
+            return False
+        self.leaving.add(uid)
+        add_into(self.leaving_used, requests)
+        return True
 
     def staying_used(self) -> dict[str, int]:
         """``used`` without the pods being deleted."""
         used = dict(self.used)
-        for uid in self.leaving:
-            add_into(used, self.pods[uid], -1)
+        add_into(used, self.leaving_used, -1)
         return used
 
     def names(self) -> set[str]:
@@ -107,12 +118,13 @@ def over_min(used: Amounts, min_: Amounts, governed: Iterable[str]) -> bool:
 class QuotaBook:
     """Every namespace's quota, the governed resources and the totals of min and used."""
 
-    __slots__ = ("_governed", "_over_min", "infos", "total_min", "total_used")
+    __slots__ = ("_governed", "_over_min", "infos", "total_leaving", "total_min", "total_used")
 
     def __init__(self) -> None:
         self.infos: dict[str, QuotaInfo] = {}
         self.total_min: dict[str, int] = {}
         self.total_used: dict[str, int] = {}
+        self.total_leaving: dict[str, int] = {}  # summed requests of counted pods being deleted
         self._governed: frozenset[str] = frozenset()
         self._over_min: dict[str, bool] = {}  # namespace -> used_over_min, until its used changes
 
@@ -126,13 +138,16 @@ class QuotaBook:
         names: set[str] = set()
         total_min: dict[str, int] = {}
         total_used: dict[str, int] = {}
+        total_leaving: dict[str, int] = {}
         for q in self.infos.values():
             names |= q.names()
             add_into(total_min, q.min)
             add_into(total_used, q.used)
+            add_into(total_leaving, q.leaving_used)
         self._governed = frozenset(names)
         self.total_min = total_min
         self.total_used = total_used
+        self.total_leaving = total_leaving
         self._over_min.clear()
 
     def add_pod(self, namespace: str, uid: str, requests: Amounts) -> bool:
@@ -149,10 +164,13 @@ class QuotaBook:
         q = self.infos.get(namespace)
         if q is None:
             return False
+        was_leaving = uid in q.leaving
         requests = q.remove_pod(uid)
         if requests is None:
             return False
         add_into(self.total_used, requests, -1)
+        if was_leaving:
+            add_into(self.total_leaving, requests, -1)
         self._over_min.pop(namespace, None)
         return True
 
@@ -160,8 +178,8 @@ class QuotaBook:
         """A counted pod of the namespace is being deleted: it still counts in ``used`` until it is gone, but
         preemption (``staying_over_min``, QuotaLedger) treats it as leaving."""
         q = self.infos.get(namespace)
-        if q is not None and uid in q.pods:
-            q.leaving.add(uid)
+        if q is not None and q.mark_leaving(uid):
+            add_into(self.total_leaving, q.pods[uid])
 
     def staying_over_min(self, namespace: str) -> bool:
         """Whether the namespace's quota uses more than its min without its pods being deleted."""
@@ -210,16 +228,17 @@ class QuotaLedger:
         self.book = book
         self.used: dict[str, dict[str, int]] = {}
         self.total_used: dict[str, int] = dict(book.total_used)
-        for ns, q in book.infos.items():
-            if q.leaving:
-                staying = q.staying_used()
-                for r, v in q.used.items():
-                    self.total_used[r] = self.total_used.get(r, 0) - v + staying.get(r, 0)
-                self.used[ns] = staying
+        add_into(self.total_used, book.total_leaving, -1)
 
     def _used(self, namespace: str) -> Amounts:
         u = self.used.get(namespace)
-        return u if u is not None else self.book.infos[namespace].used
+        if u is not None:
+            return u
+        q = self.book.infos[namespace]
+        if q.leaving:
+            u = self.used[namespace] = q.staying_used()
+            return u
+        return q.used
 
     def change(self, namespace: str, uid: str, sign: int) -> None:
         """Remove (sign -1) or give back (sign +1) a counted pod's requests (not one being deleted)."""
@@ -231,7 +250,7 @@ class QuotaLedger:
             return
         u = self.used.get(namespace)
         if u is None:
-            u = self.used[namespace] = dict(q.used)
+            u = self.used[namespace] = q.staying_used() if q.leaving else dict(q.used)
         add_into(u, requests, sign)
         add_into(self.total_used, requests, sign)
 
