@@ -94,7 +94,23 @@ def test_output_is_sorted_by_kind_namespace_name(simulate: Simulate) -> None:
         ("Pod", "default", "c"),
         ("Pod", "z", "a"),
         ("Pod", "z", "b"),
+        ("PriorityClass", "", "system-cluster-critical"),
+        ("PriorityClass", "", "system-node-critical"),
     ]
+
+
+def test_built_in_priority_classes_exist(simulate: Simulate) -> None:
+    r = simulate([node("n1"), pod("critical", priorityClassName="system-node-critical")])
+    pcs = {
+        o["metadata"]["name"]: (o["value"], o["preemptionPolicy"])
+        for o in r.objects()
+        if o["kind"] == "PriorityClass"
+    }
+    assert pcs == {
+        "system-cluster-critical": (2_000_000_000, "PreemptLowerPriority"),
+        "system-node-critical": (2_000_001_000, "PreemptLowerPriority"),
+    }
+    assert r.get("Pod", "critical")["spec"]["priority"] == 2_000_001_000
 
 
 def test_same_seed_same_result(simulate: Simulate) -> None:

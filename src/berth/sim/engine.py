@@ -29,7 +29,7 @@ from berth.scheduler.framework.registry import Registry
 from berth.scheduler.scheduler import Scheduler
 from berth.sim.scenario import ObjectRef, Plan, Step, build_plan
 from berth.store import MemoryStore, NotFound, StoreError, WatchEvent
-from berth.store.admission import namespace_autoprovision, pod_admission
+from berth.store.admission import create_system_priority_classes, namespace_autoprovision, pod_admission
 from berth.store.events import EventRecorder
 from berth.store.reservation_defaults import reservation_admission
 
@@ -60,6 +60,7 @@ class Simulation:
         self.store.add_admission(namespace_autoprovision(self.store))
         self.store.add_admission(pod_admission(self.store))
         self.store.add_admission(reservation_admission())
+        create_system_priority_classes(self.store)
         self.events = EventRecorder(self.store, buffered=True)
         self.scheduler = Scheduler(
             self.store, self.clock, self.events, registry or builtin_registry(), config, seed=seed

@@ -13,14 +13,18 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from berth.api.kinds import lookup_kind
+from berth.api.validation import SYSTEM_PRIORITY_CLASSES
 from berth.store.errors import Forbidden, NotFound
 
 PRIORITY_CLASS_KEY = ("scheduling.k8s.io", "PriorityClass")
 NAMESPACE_KEY = ("", "Namespace")
 
-SYSTEM_PRIORITY_CLASSES: dict[str, int] = {
-    "system-cluster-critical": 2000000000,
-    "system-node-critical": 2000001000,
+SYSTEM_PRIORITY_CLASS_DESCRIPTIONS: dict[str, str] = {
+    "system-node-critical": "Used for system critical pods that must not be moved from their current node.",
+    "system-cluster-critical": (
+        "Used for system critical pods that must run in the cluster, but can be moved to another node if "
+        "necessary."
+    ),
 }
 
 
@@ -39,6 +43,21 @@ class AdmissionStore(Protocol):
     ) -> tuple[list[dict[str, Any]], str]: ...
 
     def create(self, obj: dict[str, Any]) -> dict[str, Any]: ...
+
+
+def create_system_priority_classes(store: AdmissionStore) -> None:
+    """Create the built-in PriorityClasses, as kube-apiserver's bootstrap does when it starts."""
+    for name, description in SYSTEM_PRIORITY_CLASS_DESCRIPTIONS.items():
+        store.create(
+            {
+                "apiVersion": "scheduling.k8s.io/v1",
+                "kind": "PriorityClass",
+                "metadata": {"name": name},
+                "value": SYSTEM_PRIORITY_CLASSES[name],
+                "description": description,
+                "preemptionPolicy": "PreemptLowerPriority",
+            }
+        )
 
 
 def _resolve_priority(store: AdmissionStore, pod: dict[str, Any]) -> None:
