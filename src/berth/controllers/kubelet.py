@@ -51,6 +51,9 @@ class SimKubelet:
         self._started: set[str] = set()  # uids whose start was scheduled
         self._finishing: dict[str, float] = {}  # uid -> when its run ends
         self._terminating: set[str] = set()
+        # actions due at the same virtual time and priority run from one timer, one after the other, so the
+        # cluster sees e.g. every pod finishing at that instant before anyone reacts
+        self._batches: dict[tuple[float, int], list[Callable[[], None]]] = {}
 
     def handle_event(self, type_: str, obj: Mapping[str, Any]) -> None:
         """React to a Pod change."""
@@ -77,7 +80,7 @@ class SimKubelet:
                 run_ends = self._finishing.get(uid)
                 if run_ends is not None:
                     when = min(when, max(run_ends, self.clock.now()))
-                self.clock.call_at(when, lambda: self._remove(ns, name, uid), 5)
+                self._at(when, 5, lambda: self._remove(ns, name, uid))
             return
         phase = (obj.get("status") or {}).get("phase")
         if phase in ("Succeeded", "Failed"):
@@ -86,12 +89,25 @@ class SimKubelet:
         if uid not in self._started and phase != "Running":
             self._started.add(uid)
             startup = parse_duration(annotations.get(ANNOTATION_STARTUP, "0s"))
-            self.clock.call_at(self.clock.now() + startup, lambda: self._start(ns, name, uid), 3)
+            self._at(self.clock.now() + startup, 3, lambda: self._start(ns, name, uid))
         elif phase == "Running" and uid not in self._finishing and ANNOTATION_DURATION in annotations:
             duration = parse_duration(annotations[ANNOTATION_DURATION])
             ends = self.clock.now() + duration
             self._finishing[uid] = ends
-            self.clock.call_at(ends, lambda: self._finish(ns, name, uid), 4)
+            self._at(ends, 4, lambda: self._finish(ns, name, uid))
+
+    def _at(self, when: float, priority: int, action: Callable[[], None]) -> None:
+        key = (when, priority)
+        batch = self._batches.get(key)
+        if batch is not None:
+            batch.append(action)
+            return
+        self._batches[key] = [action]
+        self.clock.call_at(when, lambda: self._run_batch(key), priority)
+
+    def _run_batch(self, key: tuple[float, int]) -> None:
+        for action in self._batches.pop(key):
+            action()
 
     def _current(self, ns: str, name: str, uid: str) -> dict[str, Any] | None:
         try:
