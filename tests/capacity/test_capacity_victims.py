@@ -38,10 +38,14 @@ def run_pod(
 
 
 def select(
-    quotas: Sequence[Obj], node_pods: Sequence[Obj], preemptor: Obj, budgets: Sequence[Budget] = ()
+    quotas: Sequence[Obj],
+    node_pods: Sequence[Obj],
+    preemptor: Obj,
+    budgets: Sequence[Budget] = (),
+    elsewhere: Sequence[Obj] = (),
 ) -> tuple[list[str] | None, int, Status]:
     plugin = CapacityScheduling(handle=None)  # type: ignore[arg-type]
-    for o in [*quotas, *node_pods]:
+    for o in [*quotas, *node_pods, *elsewhere]:
         plugin.on_object_event("ADDED", o)
     infos = [info(o) for o in node_pods]
     me = info(preemptor)
@@ -214,6 +218,19 @@ def test_fits_once_terminating_pods_leave_means_no_victims() -> None:
         run_pod("b", "b1", 4),
     ]
     victims, _, s = select([QA, QB], pods, pod("p", "b", {GPU: "2"}))
+    assert victims is None
+    assert (s.code, s.message) == (
+        Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+        "No victims found on node n1 for preemptor pod p",
+    )
+
+
+def test_fits_once_terminating_pods_elsewhere_leave_means_no_victims() -> None:
+    # the node has room; the quotas will too once A's terminating pod on n2 is gone: nothing to preempt
+    gone = _terminating(run_pod("a", "gone", 2, start=4))
+    gone["spec"]["nodeName"] = "n2"
+    pods = [run_pod("a", "a1", 4, start=1), run_pod("a", "a2", 1, start=2), run_pod("b", "b1", 3)]
+    victims, _, s = select([QA, QB], pods, pod("p", "b", {GPU: "2"}), elsewhere=[gone])
     assert victims is None
     assert (s.code, s.message) == (
         Code.UNSCHEDULABLE_AND_UNRESOLVABLE,

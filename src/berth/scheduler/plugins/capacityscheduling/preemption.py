@@ -148,8 +148,9 @@ def select_quota_victims(
     except _DryRunError as e:
         return None, e.status
     if not victims:
-        if leaving:
-            # it fits once the pods being deleted are gone: nothing to preempt here, it waits for them
+        if leaving or any(v > 0 for v in book.total_leaving.values()):
+            # it fits once pods being deleted (here, or elsewhere in quotas) are gone: nothing to preempt
+            # here, it waits for them
             return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (no_victims_message(node, pod),))
         return None, Status(Code.ERROR, (m.no_victim_error(node),))
     if violating and fine:
