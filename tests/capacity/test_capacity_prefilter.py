@@ -138,6 +138,36 @@ CASES: list[tuple[str, list[Obj], Obj, tuple[Code, str]]] = [
         pod("p", "a", {GPU: "2"}),
         (Code.UNSCHEDULABLE, MAX_A),
     ),
+    (
+        "borrowing is refused while another quota's pending pod wants its unused min",
+        [QA, QB, running("a", "u", 4), running("b", "v", 2), pod("w", "b", {GPU: "3"})],
+        pod("p", "a", {GPU: "1"}),
+        (Code.UNSCHEDULABLE, MIN_A),
+    ),
+    (
+        "borrowing is allowed when the other quota's pending pods cannot fit in its unused min",
+        [QA, QB, running("a", "u", 4), running("b", "v", 2), pod("w", "b", {GPU: "5"})],
+        pod("p", "a", {GPU: "1"}),
+        OK,
+    ),
+    (
+        "borrowing is allowed from a quota without pending pods",
+        [QA, QB, running("a", "u", 4), running("b", "v", 2)],
+        pod("p", "a", {GPU: "2"}),
+        OK,
+    ),
+    (
+        "a wanting quota holds its whole unused min, not only its pending pods' share",
+        [QA, QB, running("a", "u", 4), running("b", "v", 2), pod("w", "b", {GPU: "1"})],
+        pod("p", "a", {GPU: "1"}),
+        (Code.UNSCHEDULABLE, MIN_A),
+    ),
+    (
+        "a pod within its own min is not held back by others' pending pods",
+        [QA, QB, running("a", "u", 2), running("b", "v", 2), pod("w", "b", {GPU: "3"})],
+        pod("p", "a", {GPU: "2"}),
+        OK,
+    ),
 ]
 
 

@@ -30,6 +30,7 @@ from berth.scheduler.framework.status import SUCCESS, Code, Status
 from berth.scheduler.plugins.capacityscheduling.preemption import QuotaPreemption
 from berth.scheduler.plugins.capacityscheduling.quota import (
     Amounts,
+    PendingDemand,
     PreFilterState,
     QuotaBook,
     QuotaInfo,
@@ -75,6 +76,7 @@ class CapacityScheduling:
         self._where: dict[str, str] = {}  # uid of a bound pod -> namespace
         self._nominated: dict[str, dict[str, _Nominated]] = {}  # ns -> uid -> a nominated, unbound pod
         self._nominated_sum: dict[str, dict[str, int]] = {}  # ns -> summed requests of its nominated pods
+        self._pending = PendingDemand()  # pending pods of every namespace
         # ns -> node -> number of the namespace's counted (reserved or bound) pods on it; uid -> (ns, node)
         self._on_nodes: dict[str, dict[str, int]] = {}
         self._placed: dict[str, tuple[str, str]] = {}
@@ -105,7 +107,33 @@ class CapacityScheduling:
             return None, Status(Code.UNSCHEDULABLE, (over_max_message(pod, pod.namespace),))
         if book.aggregated_over_min_with(total):
             return None, Status(Code.UNSCHEDULABLE, (over_min_message(pod),))
+        if book.used_over_min_with(pod.namespace, in_quota):
+            # borrowing: only the min other quotas leave unused and no pending pod of theirs wants
+            wanted = self.wanted_min_of_others(pod.namespace)
+            if wanted:
+                add_into(wanted, total)
+                if book.aggregated_over_min_with(wanted):
+                    return None, Status(Code.UNSCHEDULABLE, (over_min_message(pod),))
         return None, SUCCESS
+
+    def wanted_min_of_others(self, namespace: str) -> dict[str, int]:
+        """The unused min (min - used - nominated) of the quotas other than ``namespace`` that have a
+        pending pod fitting in it: borrowers may not take it."""
+        book = self.book
+        governed = book.governed
+        wanted: dict[str, int] = {}
+        for ns, q in book.infos.items():
+            if ns == namespace:
+                continue
+            nominated = self._nominated_sum.get(ns, {})
+            room = {r: q.min.get(r, 0) - q.used.get(r, 0) - nominated.get(r, 0) for r in q.min}
+            if not any(v > 0 for v in room.values()):
+                continue
+            if self._pending.fits_in(ns, room, governed):
+                for r, v in room.items():
+                    if v > 0:
+                        wanted[r] = wanted.get(r, 0) + v
+        return wanted
 
     # ----- PostFilter ----------------------------------------------------------------------------
     def post_filter(
@@ -177,6 +205,7 @@ class CapacityScheduling:
         spec = obj.get("spec") or {}
         status = obj.get("status") or {}
         if type_ == "DELETED" or status.get("phase") in _TERMINAL:
+            self._pending.remove(uid)
             self._drop_nomination(ns, uid)
             where = self._where.pop(uid, None)
             if where is not None:
@@ -185,6 +214,7 @@ class CapacityScheduling:
             self._unplace(uid)
             return
         if spec.get("nodeName"):
+            self._pending.remove(uid)
             self._drop_nomination(ns, uid)
             if uid not in self._where:
                 requests = pod_requests(obj)
@@ -196,6 +226,7 @@ class CapacityScheduling:
                 self.book.mark_leaving(ns, uid)
             return
         if status.get("nominatedNodeName"):
+            self._pending.remove(uid)
             prio = spec.get("priority")
             nominated = _Nominated(int(prio) if prio is not None else 0, pod_requests(obj))
             self._drop_nomination(ns, uid)
@@ -203,6 +234,8 @@ class CapacityScheduling:
             add_into(self._nominated_sum.setdefault(ns, {}), nominated.requests)
         else:
             self._drop_nomination(ns, uid)
+            if uid not in self._pending and not meta.get("deletionTimestamp"):
+                self._pending.add(ns, uid, pod_requests(obj))
 
     def _drop_nomination(self, ns: str, uid: str) -> None:
         pods = self._nominated.get(ns)

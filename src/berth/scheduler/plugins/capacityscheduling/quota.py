@@ -270,3 +270,53 @@ class QuotaLedger:
     def aggregated_over_min_with(self, request: Amounts) -> bool:
         """As QuotaBook.aggregated_over_min_with, over this view."""
         return over_min_with(self.total_used, self.book.total_min, request, self.book.governed)
+
+
+class PendingDemand:
+    """The requests of each namespace's pending pods (not bound, not nominated), counted by distinct request
+    vector: a quota below its min "wants" it while one of those pods would fit in its unused min."""
+
+    __slots__ = ("_by_ns", "_of")
+
+    def __init__(self) -> None:
+        self._by_ns: dict[str, dict[tuple[tuple[str, int], ...], int]] = {}
+        self._of: dict[str, tuple[str, tuple[tuple[str, int], ...]]] = {}  # uid -> (namespace, vector)
+
+    def __contains__(self, uid: object) -> bool:
+        return uid in self._of
+
+    def add(self, namespace: str, uid: str, requests: Amounts) -> None:
+        """Count a pending pod once."""
+        if uid in self._of:
+            return
+        vector = tuple(sorted((r, v) for r, v in requests.items() if v > 0))
+        self._of[uid] = (namespace, vector)
+        counts = self._by_ns.setdefault(namespace, {})
+        counts[vector] = counts.get(vector, 0) + 1
+
+    def remove(self, uid: str) -> None:
+        """Stop counting a pod (bound, nominated or gone)."""
+        entry = self._of.pop(uid, None)
+        if entry is None:
+            return
+        namespace, vector = entry
+        counts = self._by_ns[namespace]
+        if counts[vector] <= 1:
+            del counts[vector]
+        else:
+            counts[vector] -= 1
+
+    def fits_in(self, namespace: str, room: Amounts, governed: AbstractSet[str]) -> bool:
+        """Whether a pending pod of ``namespace`` asks for governed resources, all within ``room``."""
+        for vector in self._by_ns.get(namespace, ()):
+            asked = False
+            for r, v in vector:
+                if r not in governed:
+                    continue
+                if v > room.get(r, 0):
+                    break
+                asked = True
+            else:
+                if asked:
+                    return True
+        return False
