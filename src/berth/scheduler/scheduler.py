@@ -220,7 +220,7 @@ class Nominator:
         self._by_node: dict[str, dict[str, PodInfo]] = {}
         self._node_of: dict[str, str] = {}
         self._version = 0
-        self._cached: dict[tuple[int, int, str, int], Overlay | None] = {}
+        self._cached: dict[tuple[int, int, int], Overlay | None] = {}
 
     @property
     def version(self) -> int:
@@ -229,6 +229,16 @@ class Nominator:
 
     def set(self, pod: PodInfo, node: str) -> None:
         """Record (or with ``node`` "" forget) the nomination of ``pod``."""
+        if node and self._node_of.get(pod.uid) == node:
+            known = self._by_node[node][pod.uid]
+            if (known.priority, known.requests, known.host_ports, known.labels) == (
+                pod.priority,
+                pod.requests,
+                pod.host_ports,
+                pod.labels,
+            ):
+                self._by_node[node][pod.uid] = pod  # the same nomination: nothing nominated changes
+                return
         self._version += 1
         self._cached.clear()
         old = self._node_of.pop(pod.uid, None)
@@ -255,21 +265,44 @@ class Nominator:
 
     def overlay_for(
         self, pod: PodInfo, table: NodeTable, skip: Iterable[str] = (), node: str | None = None
-    ) -> Overlay | None:
-        """Requests of pods nominated with equal or higher priority than ``pod``, as extra load on their nodes
-        (only ``node``'s when given)."""
-        if node is None and not skip:
-            own = pod.uid if pod.uid in self._node_of else ""
-            key = (self._version, pod.priority, own, table.layout)
-            if key in self._cached:
-                return self._cached[key]
-            out = self._build_overlay(pod, table, (), None)
-            self._cached[key] = out
-            return out
-        return self._build_overlay(pod, table, skip, node)
+    ) -> list[Overlay]:
+        """Requests of pods nominated with equal or higher priority than ``pod`` (not ``pod`` itself), as
+        extra load on their nodes (only ``node``'s when given): the overlays to apply, in order."""
+        if node is not None or skip:
+            out = self._build_overlay(pod, table, skip, node)
+            return [] if out is None else [out]
+        key = (self._version, pod.priority, table.layout)
+        if key in self._cached:
+            shared = self._cached[key]
+        else:
+            shared = self._cached[key] = self._build_overlay(pod, table, (), None, exclude_self=False)
+        if shared is None:
+            return []
+        own = self._node_of.get(pod.uid, "")
+        row = table.index.get(own) if own else None
+        if not own or row is None:
+            return [shared]
+        # the shared overlay counts the pod's own nomination: take it back on its row
+        known = self._by_node[own][pod.uid]
+        correction = Overlay(
+            np.asarray([row], dtype=np.int64),
+            {r: np.asarray([-v], dtype=np.int64) for r, v in known.requests.items()},
+            np.asarray([-known.nonzero_cpu], dtype=np.int64),
+            np.asarray([-known.nonzero_memory], dtype=np.int64),
+            np.asarray([-1], dtype=np.int64),
+            [(row, tuple(known.host_ports))] if known.host_ports else [],
+            ports_sign=1,
+        )
+        return [shared, correction]
 
     def _build_overlay(
-        self, pod: PodInfo, table: NodeTable, skip: Iterable[str], node: str | None
+        self,
+        pod: PodInfo,
+        table: NodeTable,
+        skip: Iterable[str],
+        node: str | None,
+        *,
+        exclude_self: bool = True,
     ) -> Overlay | None:
         rows: list[int] = []
         deltas: dict[str, list[int]] = {}
@@ -291,7 +324,9 @@ class Nominator:
             chosen = [
                 p
                 for p in pods.values()
-                if p.uid != pod.uid and p.uid not in skipped and p.priority >= pod.priority
+                if (p.uid != pod.uid or not exclude_self)
+                and p.uid not in skipped
+                and p.priority >= pod.priority
             ]
             if not chosen:
                 continue
@@ -875,9 +910,7 @@ class Scheduler:
         else:
             candidates = np.ones(n, dtype=np.bool_)
         if self.nominator:
-            extra = self.nominator.overlay_for(pod, table)
-            if extra is not None:
-                state.overlay.append(extra)
+            state.overlay.extend(self.nominator.overlay_for(pod, table))
         overlay = state.overlay
         if overlay:
             table.apply_overlay(overlay)
