@@ -183,6 +183,7 @@ def test_idle_queue_pops_backoff_by_window_then_priority_but_not_errors() -> Non
     first, second, third = q.pop(), q.pop(), q.pop()
     assert (first and first.pod.name, second and second.pod.name, third) == ("high", "low", None)
     assert first is not None and first.attempts == 2 and clock.now() == 0.0
+    assert first.popped_early
 
 
 def test_early_pop_at_most_once_per_instant() -> None:

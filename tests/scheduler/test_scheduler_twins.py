@@ -28,6 +28,7 @@ def _attempts_after_node_event(pods: list[dict[str, Any]]) -> int:
     sim = simulate([(0, [node("n", cpu="1")]), (1, pods)], until=2)
     before = sim.scheduler.stats.attempts
     _label_node(sim, "n", "yes")  # a Node event moves every pod to backoffQ; the idle queue pops them early
+    assert sim.scheduler.stats.early_attempts == sim.scheduler.stats.attempts - before
     return sim.scheduler.stats.attempts - before
 
 

@@ -45,6 +45,7 @@ class QueuedPod:
     unschedulable_count: int = 0  # attempts that ended Unschedulable
     consecutive_errors: int = 0  # attempts in a row that ended in an error
     error: bool = False  # its last attempt ended in an error (it backs off in the error backoffQ)
+    popped_early: bool = False  # its current attempt took it from backoffQ before its backoff completed
     unschedulable_plugins: set[str] = field(default_factory=set)
     gated: Status | None = None
     in_unschedulable_since: float = 0.0
@@ -187,7 +188,9 @@ class SchedulingQueue:
                 self._parked.append(entry)
                 continue
             self._early.add(qp.pod.uid)
-            return self._popped(qp)
+            popped = self._popped(qp)
+            popped.popped_early = True
+            return popped
         return None
 
     def _unpark(self) -> None:
@@ -199,6 +202,7 @@ class SchedulingQueue:
 
     def _popped(self, qp: QueuedPod) -> QueuedPod:
         qp.where = ""
+        qp.popped_early = False
         qp.attempts += 1
         self.scheduling_cycle += 1
         return qp

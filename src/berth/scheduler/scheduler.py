@@ -149,6 +149,9 @@ class SchedulerStats:
     unschedulable: int = 0
     errors: int = 0
     loop_seconds: float = 0.0
+    # attempts of pods an idle scheduler took from backoffQ early (SchedulerPopFromBackoffQ), and their time
+    early_attempts: int = 0
+    early_seconds: float = 0.0
 
 
 @dataclass(slots=True)
@@ -769,7 +772,11 @@ class Scheduler:
         try:
             self._schedule(qp)
         finally:
-            self.stats.loop_seconds += time.perf_counter() - t0
+            spent = time.perf_counter() - t0
+            self.stats.loop_seconds += spent
+            if qp.popped_early:
+                self.stats.early_attempts += 1
+                self.stats.early_seconds += spent
         return True
 
     def run_until_idle(self) -> int:
