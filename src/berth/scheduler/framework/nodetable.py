@@ -71,6 +71,7 @@ class NodeTable:
         # rows whose requests changed, in order; readers remember a position (see rows_changed_since)
         self.change_log: list[int] = []
         self.change_epoch = 0
+        self._pods_versions: dict[str, int] = {}  # node name -> count of pod changes on it
         self.names: list[str] = []
         self.index: dict[str, int] = {}
         self.nodes: list[Mapping[str, Any]] = []
@@ -249,7 +250,13 @@ class NodeTable:
             return None
         return self.change_log[position:]
 
+    def pods_version(self, name: str) -> int:
+        """Changes whenever a pod is added to or removed from node ``name``."""
+        return self._pods_versions.get(name, 0)
+
     def _log_change(self, i: int) -> None:
+        name = self.names[i]
+        self._pods_versions[name] = self._pods_versions.get(name, 0) + 1
         log = self.change_log
         if len(log) >= 1_000_000:
             log.clear()

@@ -58,11 +58,14 @@ class VictimMemo:
         node_pods: Iterable[PodInfo],
         budgets: Sequence[Budget],
         start: StartTimes,
+        ordered: Sequence[PodInfo] | None = None,
     ) -> Lookup | None:
-        """The lookup of a node (None when the filters give no node key)."""
+        """The lookup of a node (None when the filters give no node key); ``ordered``, when given, is the
+        node's potential victims already in reprieve order."""
         if node_key is None:
             return None
-        ordered = by_importance((p for p in node_pods if is_candidate_victim(p, preemptor)), start)
+        if ordered is None:
+            ordered = by_importance((p for p in node_pods if is_candidate_victim(p, preemptor)), start)
         violating, fine = split_by_pdb_violation(ordered, budgets)
         key = (node_key, tuple(request_key(p) for p in violating), tuple(request_key(p) for p in fine))
         return Lookup(key, violating, fine, start)

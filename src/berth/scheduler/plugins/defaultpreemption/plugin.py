@@ -39,6 +39,7 @@ from berth.scheduler.plugins.defaultpreemption.reservation import (
 from berth.scheduler.plugins.defaultpreemption.selection import Candidate, pick_one_node
 from berth.scheduler.plugins.defaultpreemption.victims import (
     StartTimes,
+    by_importance,
     is_candidate_victim,
     select_victims_on_node,
 )
@@ -101,6 +102,8 @@ class DefaultPreemption:
         self.handle = handle
         self._budgets = BudgetCache()
         self._reserved: dict[str, str] = {}  # preemptor uid → name of the reservation created for it
+        # node name -> (its pods version, preemptor priority, potential victims in reprieve order)
+        self._orders: dict[str, tuple[int, int, list[PodInfo]]] = {}
 
     # ----- PostFilter --------------------------------------------------------------------------------
     def post_filter(
@@ -208,7 +211,9 @@ class DefaultPreemption:
             row = rows[(offset + i) % k]
             node = table.names[row]
             node_pods = table.pods[row].values()
-            lookup = memo.lookup(keys[i], pod, node_pods, budgets, start)
+            lookup = memo.lookup(
+                keys[i], pod, node_pods, budgets, start, self._ordered(table, row, pod, start)
+            )
             found = memo.get(lookup)
             if found is None:
 
@@ -231,6 +236,19 @@ class DefaultPreemption:
                 errors.append(s)
             failed[node] = s
         return clean + violating, failed, errors
+
+    def _ordered(self, table: NodeTable, row: int, pod: PodInfo, start: StartTimes) -> list[PodInfo]:
+        """The potential victims of ``pod`` on ``row`` from most to least important, remembered per node
+        and preemptor priority until a pod comes or goes there (when every one of them has started)."""
+        name = table.names[row]
+        version = table.pods_version(name)
+        hit = self._orders.get(name)
+        if hit is not None and hit[0] == version and hit[1] == pod.priority:
+            return hit[2]
+        ordered = by_importance((p for p in table.pods[row].values() if is_candidate_victim(p, pod)), start)
+        if all(start.known(p) for p in ordered):
+            self._orders[name] = (version, pod.priority, ordered)
+        return ordered
 
     # ----- acting on the chosen node -----------------------------------------------------------------
     def prepare(self, candidate: Candidate, pod: PodInfo) -> Status:

@@ -48,6 +48,10 @@ class StartTimes:
             return t
         return self.now()
 
+    def known(self, pod: PodInfo) -> bool:
+        """Whether the pod's start time is its own (it has started), not the attempt's time."""
+        return pod.extra.get(_START_KEY) is not None
+
     def now(self) -> float:
         """The attempt's current time (read once)."""
         if self._now is None:
