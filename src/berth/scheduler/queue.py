@@ -80,6 +80,7 @@ class SchedulingQueue:
         # backoffQ entries set aside from early popping while the cluster state is _parked_version
         self._parked: list[tuple[float, tuple[Any, ...], int, QueuedPod]] = []
         self._parked_version: Any = None
+        self._parked_first = math.inf  # the earliest backoff expiry among the parked entries
         self._interested = interested or (lambda qp, r, a: True)
         self._seq = itertools.count()
         self._active: list[tuple[tuple[Any, ...], int, QueuedPod]] = []
@@ -186,6 +187,7 @@ class SchedulingQueue:
                 continue
             if qp.pod.uid in self._early or (skip is not None and skip(qp)):
                 self._parked.append(entry)
+                self._parked_first = min(self._parked_first, entry[0])
                 continue
             self._early.add(qp.pod.uid)
             popped = self._popped(qp)
@@ -199,6 +201,7 @@ class SchedulingQueue:
             self._backoff.extend(self._parked)
             self._parked.clear()
             heapq.heapify(self._backoff)
+        self._parked_first = math.inf
 
     def _popped(self, qp: QueuedPod) -> QueuedPod:
         qp.where = ""
@@ -305,8 +308,7 @@ class SchedulingQueue:
         self._arm_backoff_timer()
 
     def _arm_backoff_timer(self) -> None:
-        self._unpark()
-        first = math.inf
+        first = self._parked_first
         for heap in (self._backoff, self._error_backoff):
             while heap and heap[0][3].where != "backoff":
                 heapq.heappop(heap)
