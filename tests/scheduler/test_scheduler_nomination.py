@@ -114,3 +114,14 @@ def test_binding_drops_the_nomination() -> None:
     assert (
         sim.scheduler.nominator.node_of(sim.store.get(("", "Pod"), "default", "p")["metadata"]["uid"]) == ""
     )
+
+
+def test_deleting_a_nominated_pod_frees_its_room_at_once() -> None:
+    sim = Simulation()
+    docs = [pc("high", 100), node("n1"), pod("nominee", "1500m", cls="high", nominated="n1", gated=True)]
+    sim.run_manifests([Manifest(d, "test") for d in docs], until=1.0)
+    sim.run_manifests([Manifest(pod("low", "1"), "test")], until=2.0)
+    assert sim.store.get(("", "Pod"), "default", "low")["spec"].get("nodeName") is None
+    sim.store.delete(("", "Pod"), "default", "nominee")
+    sim.run_until_idle()
+    assert sim.store.get(("", "Pod"), "default", "low")["spec"].get("nodeName") == "n1"

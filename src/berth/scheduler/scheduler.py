@@ -563,14 +563,17 @@ class Scheduler:
         meta = pod["metadata"]
         uid = meta.get("uid", "")
         node = (pod.get("spec") or {}).get("nodeName")
+        was_nominated = False
         if self.nominator and (type_ == "DELETED" or node) and self.nominator.node_of(uid):
             self.nominator.set(PodInfo(pod), "")
+            was_nominated = True
         if type_ == "DELETED" or (node and is_terminal(pod)):
             w = self.waiting.get(uid)
             if w is not None:
                 w.reject("", "pod deleted while waiting")
             self.queue.delete(uid)
-            if self.cache.remove_pod(uid) is not None:
+            # kube's NodeResourcesFit hint: deleting a bound pod, or a nominated one, may free room
+            if self.cache.remove_pod(uid) is not None or was_nominated:
                 self.queue.move_all("Pod", "Delete")
             return
         if node:
