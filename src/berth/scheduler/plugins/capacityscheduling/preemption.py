@@ -26,7 +26,7 @@ from berth.scheduler.framework.status import SUCCESS, Code, Status
 from berth.scheduler.plugins.capacityscheduling.quota import PreFilterState, QuotaBook, QuotaLedger
 from berth.scheduler.plugins.defaultpreemption import messages as m
 from berth.scheduler.plugins.defaultpreemption.args import parse_default_preemption_args
-from berth.scheduler.plugins.defaultpreemption.pdb import PDB_KEY, Budget, BudgetCache, split_by_pdb_violation
+from berth.scheduler.plugins.defaultpreemption.pdb import Budget, split_by_pdb_violation
 from berth.scheduler.plugins.defaultpreemption.plugin import DefaultPreemption, api_reason, potential_rows
 from berth.scheduler.plugins.defaultpreemption.selection import Candidate, pick_one_node
 from berth.scheduler.plugins.defaultpreemption.victims import FitsWithout, StartTimes, Victims, by_importance
@@ -172,7 +172,6 @@ class QuotaPreemption:
         self.handle = handle
         self.book = book
         self._nodes_of = nodes_of
-        self._budgets = BudgetCache()
         self._actor = DefaultPreemption(parse_default_preemption_args({}), handle)
 
     def preempt(
@@ -198,7 +197,7 @@ class QuotaPreemption:
         violating: list[Candidate] = []
         failed: dict[str, Status] = {}
         errors: list[Status] = []
-        budgets = self._list_budgets() if rows else []
+        budgets = self._actor.list_budgets() if rows else []
         over_min_cache: dict[str, bool] = {}
         for row in rows:
             node = table.names[row]
@@ -289,7 +288,7 @@ class QuotaPreemption:
         if pod.namespace in infos:
             over_min = book.used_over_min_with(pod.namespace, pfs.in_quota)
             for p in table.pods[row].values():
-                if not (p.obj.get("metadata") or {}).get("deletionTimestamp") or p.namespace not in infos:
+                if not _terminating(p) or p.namespace not in infos:
                     continue
                 if p.namespace == pod.namespace and p.priority < pod.priority:
                     return False, m.NOT_ELIGIBLE_TERMINATING
@@ -299,15 +298,6 @@ class QuotaPreemption:
             for p in table.pods[row].values():
                 if p.namespace in infos:
                     continue
-                if (p.obj.get("metadata") or {}).get("deletionTimestamp") and p.priority < pod.priority:
+                if _terminating(p) and p.priority < pod.priority:
                     return False, m.NOT_ELIGIBLE_TERMINATING
         return True, ""
-
-    def _list_budgets(self) -> list[Budget]:
-        try:
-            objs, _ = self.handle.client.list(PDB_KEY)
-        except Exception as e:
-            if api_reason(e) == "NotFound":
-                return []
-            raise
-        return self._budgets.compile(objs)

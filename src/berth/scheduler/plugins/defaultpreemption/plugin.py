@@ -135,7 +135,7 @@ class DefaultPreemption:
         rows = potential_rows(table, statuses)
         if not rows:
             return self._no_candidates(pod, current, table.size, {})
-        budgets = self._list_budgets()
+        budgets = self.list_budgets()
         offset = self.handle.rng.randrange(len(rows))
         wanted = self.args.num_candidates(len(rows))
         candidates, failed, errors = self.dry_run(state, pod, table, rows, budgets, offset, wanted, start)
@@ -427,7 +427,8 @@ class DefaultPreemption:
                 raise
 
     # ----- helpers -----------------------------------------------------------------------------------
-    def _list_budgets(self) -> list[Budget]:
+    def list_budgets(self) -> list[Budget]:
+        """The cluster's PodDisruptionBudgets, compiled (none when the API has no such kind)."""
         try:
             objs, _ = self.handle.client.list(PDB_KEY)
         except Exception as e:
