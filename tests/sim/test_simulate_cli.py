@@ -140,15 +140,16 @@ def test_unschedulable_pod_retried_when_node_arrives(simulate: Simulate) -> None
     assert ev == [("FailedScheduling", 1), ("Scheduled", 1)]
 
 
-def test_delete_frees_room_after_grace_period(simulate: Simulate) -> None:
-    scenario = {
+def _first_deleted_at_one_minute(**first_spec: Any) -> dict[str, Any]:
+    """A 2-CPU node running "first" (deleted at 1m) and "second" waiting for its room from 10s."""
+    return {
         "apiVersion": "berth.dev/v1alpha1",
         "kind": "Scenario",
         "metadata": {"name": "s"},
         "spec": {
             "until": "5m",
             "steps": [
-                {"at": "0s", "create": [node("n", cpu="2"), pod("first", cpu="2")]},
+                {"at": "0s", "create": [node("n", cpu="2"), pod("first", cpu="2", **first_spec)]},
                 {"at": "10s", "create": [pod("second", cpu="2")]},
                 {
                     "at": "1m",
@@ -157,7 +158,10 @@ def test_delete_frees_room_after_grace_period(simulate: Simulate) -> None:
             ],
         },
     }
-    r = simulate([scenario])
+
+
+def test_delete_frees_room_after_grace_period(simulate: Simulate) -> None:
+    r = simulate([_first_deleted_at_one_minute()])
     names = {o["metadata"]["name"] for o in r.objects() if o["kind"] == "Pod"}
     assert names == {"second"}
     second = r.get("Pod", "second")
@@ -168,29 +172,7 @@ def test_delete_frees_room_after_grace_period(simulate: Simulate) -> None:
 
 
 def test_pod_whose_run_ends_during_its_grace_period_leaves_then(simulate: Simulate) -> None:
-    scenario = {
-        "apiVersion": "berth.dev/v1alpha1",
-        "kind": "Scenario",
-        "metadata": {"name": "s"},
-        "spec": {
-            "until": "5m",
-            "steps": [
-                {
-                    "at": "0s",
-                    "create": [
-                        node("n", cpu="2"),
-                        pod("first", cpu="2", annotations={"berth.dev/duration": "70s"}),
-                    ],
-                },
-                {"at": "10s", "create": [pod("second", cpu="2")]},
-                {
-                    "at": "1m",
-                    "delete": [{"apiVersion": "v1", "kind": "Pod", "namespace": "default", "name": "first"}],
-                },
-            ],
-        },
-    }
-    r = simulate([scenario])
+    r = simulate([_first_deleted_at_one_minute(annotations={"berth.dev/duration": "70s"})])
     scheduled = next(e for e in r.events("second") if e["reason"] == "Scheduled")
     # deleted at 1m with 30 s of grace, but its run ends at 1m10s: its containers stop then
     assert scheduled["firstTimestamp"] == "2024-01-01T00:01:10Z"
