@@ -29,8 +29,8 @@ def test_order_follows_the_pods_of_the_node() -> None:
     plugin = DefaultPreemption(parse_default_preemption_args({}), handle=None)  # type: ignore[arg-type]
     preemptor = PodInfo({**pod("p", cpu="1"), "spec": {**pod("p", cpu="1")["spec"], "priority": 10}})
     start = StartTimes(lambda: 1.8e9)
-    assert [p.name for p in plugin._ordered(table, row, preemptor, start)] == ["old", "new"]
+    assert [p.name for p in plugin._ordered(table, row, preemptor, start)[0]] == ["old", "new"]
     table.add_pod(row, _running("important", 5, "2024-01-01T00:02:00Z"))
-    assert [p.name for p in plugin._ordered(table, row, preemptor, start)] == ["important", "old", "new"]
+    assert [p.name for p in plugin._ordered(table, row, preemptor, start)[0]] == ["important", "old", "new"]
     low = PodInfo({**pod("q", cpu="1"), "spec": {**pod("q", cpu="1")["spec"], "priority": 3}})
-    assert [p.name for p in plugin._ordered(table, row, low, start)] == ["old", "new"]
+    assert [p.name for p in plugin._ordered(table, row, low, start)[0]] == ["old", "new"]

@@ -156,7 +156,7 @@ class DryRunPlan:
                 first[j] = v.status_of(rows[j]).with_plugin(p.name)
             undecided &= ~failed
         parts = [p.dry_run_keys(state, pod, table, rows) for p in arithmetic]
-        return [(first[j], *(part[j] for part in parts)) for j in range(len(rows))]
+        return list(zip(first, *parts, strict=True))
 
     def key(self, state: CycleState, pod: PodInfo, node: NodeInfo, added: Sequence[PodInfo]) -> Hashable:
         """Equal for two nodes on which equal removals give equal statuses (see Handle.dry_run_key)."""

@@ -8,7 +8,7 @@ position: kube's per-node algorithm would take the same steps on both.
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from berth.scheduler.framework.podinfo import PodInfo
 from berth.scheduler.framework.status import Code, Status
@@ -33,8 +33,12 @@ def request_key(pod: PodInfo) -> Hashable:
     return key
 
 
-@dataclass(frozen=True, slots=True)
-class Lookup:
+def request_signature(pods: Iterable[PodInfo]) -> tuple[Hashable, ...]:
+    """The requests of ``pods`` in order, as a hashable value."""
+    return tuple(request_key(p) for p in pods)
+
+
+class Lookup(NamedTuple):
     """A node's memo key with its potential victims in reprieve order (PDB-violating ones first)."""
 
     key: Hashable
@@ -59,15 +63,19 @@ class VictimMemo:
         budgets: Sequence[Budget],
         start: StartTimes,
         ordered: Sequence[PodInfo] | None = None,
+        signature: tuple[Hashable, ...] | None = None,
     ) -> Lookup | None:
         """The lookup of a node (None when the filters give no node key); ``ordered``, when given, is the
-        node's potential victims already in reprieve order."""
+        node's potential victims already in reprieve order and ``signature`` their ``request_signature``."""
         if node_key is None:
             return None
         if ordered is None:
             ordered = by_importance((p for p in node_pods if is_candidate_victim(p, preemptor)), start)
+        if not budgets:
+            sig = signature if signature is not None else request_signature(ordered)
+            return Lookup((node_key, (), sig), (), ordered, start)
         violating, fine = split_by_pdb_violation(ordered, budgets)
-        key = (node_key, tuple(request_key(p) for p in violating), tuple(request_key(p) for p in fine))
+        key = (node_key, request_signature(violating), request_signature(fine))
         return Lookup(key, violating, fine, start)
 
     def get(self, lookup: Lookup | None) -> Outcome | None:
@@ -80,8 +88,11 @@ class VictimMemo:
         positions, num_violating, status = hit
         if positions is None:
             return None, status
-        pods = [(lookup.violating if v else lookup.fine)[i] for v, i in positions]
-        if lookup.violating and lookup.fine:
+        violating, fine = lookup.violating, lookup.fine
+        if not violating:  # every position is (False, i)
+            return Victims(tuple([fine[i] for _, i in positions]), num_violating), status
+        pods = [(violating if v else fine)[i] for v, i in positions]
+        if fine:
             pods = by_importance(pods, lookup.start)
         return Victims(tuple(pods), num_violating), status
 

@@ -28,7 +28,7 @@ from berth.scheduler.framework.podinfo import PodInfo
 from berth.scheduler.framework.status import SUCCESS, Code, Status
 from berth.scheduler.plugins.defaultpreemption import messages as m
 from berth.scheduler.plugins.defaultpreemption.args import NAME, DefaultPreemptionArgs
-from berth.scheduler.plugins.defaultpreemption.memo import VictimMemo
+from berth.scheduler.plugins.defaultpreemption.memo import VictimMemo, request_signature
 from berth.scheduler.plugins.defaultpreemption.pdb import PDB_KEY, Budget, BudgetCache
 from berth.scheduler.plugins.defaultpreemption.reservation import (
     RESERVATION_KEY,
@@ -102,8 +102,9 @@ class DefaultPreemption:
         self.handle = handle
         self._budgets = BudgetCache()
         self._reserved: dict[str, str] = {}  # preemptor uid → name of the reservation created for it
-        # node name -> (its pods version, preemptor priority, potential victims in reprieve order)
-        self._orders: dict[str, tuple[int, int, list[PodInfo]]] = {}
+        # node name -> (its pods version, preemptor priority, potential victims in reprieve order, their
+        # request signature)
+        self._orders: dict[str, tuple[int, int, list[PodInfo], tuple[Hashable, ...]]] = {}
 
     # ----- PostFilter --------------------------------------------------------------------------------
     def post_filter(
@@ -211,9 +212,8 @@ class DefaultPreemption:
             row = rows[(offset + i) % k]
             node = table.names[row]
             node_pods = table.pods[row].values()
-            lookup = memo.lookup(
-                keys[i], pod, node_pods, budgets, start, self._ordered(table, row, pod, start)
-            )
+            ordered, signature = self._ordered(table, row, pod, start)
+            lookup = memo.lookup(keys[i], pod, node_pods, budgets, start, ordered, signature)
             found = memo.get(lookup)
             if found is None:
 
@@ -237,18 +237,22 @@ class DefaultPreemption:
             failed[node] = s
         return clean + violating, failed, errors
 
-    def _ordered(self, table: NodeTable, row: int, pod: PodInfo, start: StartTimes) -> list[PodInfo]:
-        """The potential victims of ``pod`` on ``row`` from most to least important, remembered per node
-        and preemptor priority until a pod comes or goes there (when every one of them has started)."""
+    def _ordered(
+        self, table: NodeTable, row: int, pod: PodInfo, start: StartTimes
+    ) -> tuple[list[PodInfo], tuple[Hashable, ...]]:
+        """The potential victims of ``pod`` on ``row`` from most to least important with their
+        ``request_signature``, remembered per node and preemptor priority until a pod comes or goes there
+        (when every one of them has started)."""
         name = table.names[row]
         version = table.pods_version(name)
         hit = self._orders.get(name)
         if hit is not None and hit[0] == version and hit[1] == pod.priority:
-            return hit[2]
+            return hit[2], hit[3]
         ordered = by_importance((p for p in table.pods[row].values() if is_candidate_victim(p, pod)), start)
+        signature = request_signature(ordered)
         if all(start.known(p) for p in ordered):
-            self._orders[name] = (version, pod.priority, ordered)
-        return ordered
+            self._orders[name] = (version, pod.priority, ordered, signature)
+        return ordered, signature
 
     # ----- acting on the chosen node -----------------------------------------------------------------
     def prepare(self, candidate: Candidate, pod: PodInfo) -> Status:

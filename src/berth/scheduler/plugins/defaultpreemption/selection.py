@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
+from typing import NamedTuple
 
 from berth.scheduler.plugins.defaultpreemption.victims import StartTimes, Victims
 
 MAX_INT32 = 2**31 - 1
 
 
-@dataclass(frozen=True, slots=True)
-class Candidate:
+class Candidate(NamedTuple):
     """A node where the preemptor fits once ``victims`` are gone."""
 
     node: str
@@ -34,14 +33,18 @@ def earliest_start_of_top_victims(victims: Victims, start: StartTimes) -> float:
     return earliest
 
 
-def _criteria(start: StartTimes) -> tuple[Callable[[Candidate], float], ...]:
-    """Scores in order of precedence; higher is better."""
+def rank(candidate: Candidate, start: StartTimes) -> tuple[int, int, int, int, float]:
+    """kube's criteria in order of precedence, higher is better: fewest PDB violations, lowest
+    highest-priority victim, smallest sum of priorities (each offset by 2^31), fewest victims, latest start
+    of the top victims."""
+    victims = candidate.victims
+    pods = victims.pods
     return (
-        lambda c: -c.victims.num_pdb_violations,  # fewest PDB violations
-        lambda c: -c.victims.pods[0].priority,  # lowest highest-priority victim
-        lambda c: -sum(p.priority + MAX_INT32 + 1 for p in c.victims.pods),  # smallest sum of priorities
-        lambda c: -len(c.victims.pods),  # fewest victims
-        lambda c: earliest_start_of_top_victims(c.victims, start),  # latest start of the top victims
+        -victims.num_pdb_violations,
+        -pods[0].priority,
+        -(sum(p.priority for p in pods) + len(pods) * (MAX_INT32 + 1)),
+        -len(pods),
+        earliest_start_of_top_victims(victims, start),
     )
 
 
@@ -51,18 +54,6 @@ def pick_one_node(candidates: Sequence[Candidate], start: StartTimes) -> Candida
         return None
     if len(candidates) == 1:
         return candidates[0]
-    remaining = list(candidates)
-    for score in _criteria(start):
-        best: float | None = None
-        chosen: list[Candidate] = []
-        for c in remaining:
-            v = score(c)
-            if best is None or v > best:
-                best = v
-                chosen = [c]
-            elif v == best:
-                chosen.append(c)
-        if len(chosen) == 1:
-            return chosen[0]
-        remaining = chosen
-    return remaining[0]
+    # kube narrows the candidates criterion by criterion and takes the first left: the first of the
+    # lexicographically best ranks (max keeps the first of equal elements)
+    return max(candidates, key=lambda c: rank(c, start))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from berth.api.reservation import parse_rfc3339
 from berth.scheduler.framework.podinfo import PodInfo
@@ -75,8 +75,7 @@ def is_candidate_victim(victim: PodInfo, preemptor: PodInfo) -> bool:
     return victim.priority < preemptor.priority and victim.kind == "Pod"
 
 
-@dataclass(frozen=True, slots=True)
-class Victims:
+class Victims(NamedTuple):
     """The pods to preempt on one node (most important first) and how many of them violate a PDB."""
 
     pods: tuple[PodInfo, ...]

@@ -162,7 +162,7 @@ class Fit:
         """``dry_run_key`` of each of ``rows`` with nothing added."""
         slots_col, per_check_cols = self._margin_columns(state, pod, table)
         columns = [slots_col, *(col for _, col, _ in per_check_cols)]
-        return [tuple(col[r] for col in columns) for r in rows]
+        return list(zip(*([col[r] for r in rows] for col in columns), strict=True))
 
     def fits_with_changes(
         self,
