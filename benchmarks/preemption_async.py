@@ -25,6 +25,7 @@ sys.path.insert(0, str(HERE))
 
 from report import peak_rss_mib, publish  # noqa: E402
 
+from berth.gc_policy import tune_for_throughput  # noqa: E402
 from berth.sim.engine import Simulation  # noqa: E402
 from berth.sim.scenario import Plan, Step  # noqa: E402
 from workloads import make_node, make_pod  # noqa: E402
@@ -63,6 +64,7 @@ def main() -> None:
         help="measured pods arriving with each high-priority pod",
     )
     args = ap.parse_args()
+    tune_for_throughput()  # the collector's thresholds the berth command sets
     setup: list[dict[str, Any]] = [priority_class(LOW, 10), priority_class(HIGH, 1000)]
     for i in range(args.nodes):
         setup.append(make_node(f"node-{i}"))

@@ -27,6 +27,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from berth.gc_policy import tune_for_throughput  # noqa: E402
 from berth.scheduler.framework.config import parse_config  # noqa: E402
 from berth.scheduler.framework.podinfo import PodInfo  # noqa: E402
 from berth.scheduler.framework.status import Status  # noqa: E402
@@ -89,6 +90,7 @@ def main() -> None:
         help="podMaxBackoffSeconds of the scheduler (kube's default 10)",
     )
     args = ap.parse_args()
+    tune_for_throughput()  # the collector's thresholds the berth command sets
 
     setup: list[dict[str, Any]] = [
         make_node(f"node-{i}", cpu=str(args.node_cpu), memory="1Ti") for i in range(args.nodes)

@@ -29,6 +29,7 @@ sys.path.insert(0, str(HERE))
 from perf_workloads import WORKLOADS, Workload, build  # noqa: E402
 from report import RESULTS, peak_rss_mib, publish  # noqa: E402
 
+from berth.gc_policy import tune_for_throughput  # noqa: E402
 from berth.sim.engine import Simulation  # noqa: E402
 from berth.sim.scenario import Plan, Step  # noqa: E402
 
@@ -181,6 +182,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--in-process", action="store_true", help="run everything in this process")
     ap.add_argument("--emit-json", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    tune_for_throughput()  # the collector's thresholds the berth command sets
     chosen = [_lookup(n) for n in args.workloads]
     if args.emit_json:  # child of a scale series: one run, result on stdout only
         (w,) = chosen

@@ -21,6 +21,7 @@ sys.path.insert(0, str(HERE))
 
 from report import peak_rss_mib, publish  # noqa: E402
 
+from berth.gc_policy import tune_for_throughput  # noqa: E402
 from berth.sim.engine import Simulation  # noqa: E402
 from berth.sim.scenario import Plan, Step  # noqa: E402
 from workloads import scheduling_basic  # noqa: E402
@@ -76,6 +77,7 @@ def main() -> None:
     ap.add_argument("--pods", type=int, default=10000)
     ap.add_argument("--skip-cli", action="store_true", help="skip the whole-CLI run")
     args = ap.parse_args()
+    tune_for_throughput()  # the collector's thresholds the berth command sets
     res: dict[str, float | str] = {
         "workload": "SchedulingBasic",
         **run_loop(args.nodes, args.init_pods, args.pods),

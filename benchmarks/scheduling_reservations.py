@@ -17,6 +17,7 @@ sys.path.insert(0, str(HERE))
 
 from report import peak_rss_mib, publish  # noqa: E402
 
+from berth.gc_policy import tune_for_throughput  # noqa: E402
 from berth.sim.engine import Simulation  # noqa: E402
 from berth.sim.scenario import Plan, Step  # noqa: E402
 from workloads import scheduling_reservations  # noqa: E402
@@ -29,6 +30,7 @@ def main() -> None:
     ap.add_argument("--init-pods", type=int, default=1000)
     ap.add_argument("--pods", type=int, default=10000)
     args = ap.parse_args()
+    tune_for_throughput()  # the collector's thresholds the berth command sets
     setup, measured = scheduling_reservations(args.nodes, args.init_pods, args.pods)
     sim = Simulation()
     t0 = time.perf_counter()

@@ -15,6 +15,7 @@ import yaml
 from berth.api.errors import InvalidObjectError
 from berth.api.manifest import ManifestError, load_manifests
 from berth.api.wellknown import parse_duration
+from berth.gc_policy import tune_for_throughput
 from berth.scheduler.framework.config import ConfigError, SchedulerConfig, parse_config
 
 app = typer.Typer(
@@ -327,4 +328,5 @@ def version() -> None:
 
 def main() -> None:
     """Entry point of the ``berth`` command."""
+    tune_for_throughput()
     app()
