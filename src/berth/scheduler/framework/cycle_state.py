@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
@@ -13,6 +14,8 @@ Rows = npt.NDArray[np.int64]
 # which the API server copies onto the pod): a dict[str, str] in CycleState under this key.
 BINDING_ANNOTATIONS_KEY = "framework/binding-annotations"
 
+_serials = itertools.count(1)
+
 
 class Overlay:
     """Request deltas for one cycle: per-resource delta arrays aligned with ``rows`` (unique row indices),
@@ -20,10 +23,20 @@ class Overlay:
     -1, taken) on single rows.
 
     Used to show a pod the cluster as it sees it (e.g. a reservation's remainder freed for its owner)
-    without copying the node table.
+    without copying the node table. An overlay's deltas never change once it is made: ``serial`` names
+    them for caches of values computed while the overlay is applied.
     """
 
-    __slots__ = ("nonzero_cpu", "nonzero_memory", "pods", "ports", "ports_sign", "requested", "rows")
+    __slots__ = (
+        "nonzero_cpu",
+        "nonzero_memory",
+        "pods",
+        "ports",
+        "ports_sign",
+        "requested",
+        "rows",
+        "serial",
+    )
 
     def __init__(
         self,
@@ -43,6 +56,7 @@ class Overlay:
         self.pods = pods
         self.ports = ports or []
         self.ports_sign = ports_sign  # 1: the ports are freed; -1: they are taken
+        self.serial = next(_serials)
 
 
 class CycleState:

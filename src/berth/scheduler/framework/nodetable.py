@@ -71,6 +71,12 @@ class NodeTable:
         # rows whose requests changed, in order; readers remember a position (see rows_changed_since)
         self.change_log: list[int] = []
         self.change_epoch = 0
+        # rows whose allocatable, requests or pod count changed, in order (cycle overlays aside: see
+        # overlays_applied); readers remember a position (see rows_revalued_since)
+        self.value_log: list[int] = []
+        self.value_epoch = 0
+        # serials of the cycle overlays currently added to the columns (see apply_overlay)
+        self.applied_overlays: list[int] = []
         self._pods_versions: dict[str, int] = {}  # node name -> count of pod changes on it
         self.names: list[str] = []
         self.index: dict[str, int] = {}
@@ -179,6 +185,7 @@ class NodeTable:
             self.ensure_resource(r)
         for r, col in self.allocatable.items():
             col[i] = alloc.get(r, 0)
+        self._log_value(i)
         self.generation += 1
         return i
 
@@ -250,6 +257,20 @@ class NodeTable:
             return None
         return self.change_log[position:]
 
+    def rows_revalued_since(self, epoch: int, position: int) -> list[int] | None:
+        """Rows whose allocatable, requests or pod count changed after value-log ``position`` of ``epoch``
+        (None: too old, recompute all). Cycle overlays are not changes: they are taken back in the cycle."""
+        if epoch != self.value_epoch:
+            return None
+        return self.value_log[position:]
+
+    def _log_value(self, i: int) -> None:
+        log = self.value_log
+        if len(log) >= 1_000_000:
+            log.clear()
+            self.value_epoch += 1
+        log.append(i)
+
     def pods_version(self, name: str) -> int:
         """Changes whenever a pod is added to or removed from node ``name``."""
         return self._pods_versions.get(name, 0)
@@ -262,6 +283,7 @@ class NodeTable:
             log.clear()
             self.change_epoch += 1
         log.append(i)
+        self._log_value(i)
 
     def _account(self, i: int, pod: PodInfo, sign: int) -> None:
         for r, v in pod.requests.items():
@@ -287,6 +309,11 @@ class NodeTable:
     def apply_overlay(self, overlays: list[Overlay], sign: int = 1) -> None:
         """Add (sign 1) or take back (sign -1) a cycle's request deltas (see CycleState.overlay)."""
         n = self.size
+        if sign > 0:
+            self.applied_overlays.extend(ov.serial for ov in overlays)
+        else:
+            for ov in overlays:
+                self.applied_overlays.remove(ov.serial)
         for ov in overlays:
             rows: Any = ov.rows if ov.rows is not None else slice(0, n)
             columns: list[tuple[IntArray | None, IntArray | None]] = [

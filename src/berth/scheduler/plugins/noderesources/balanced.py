@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from berth.scheduler.framework import CycleState, NodeInfo, NodeTable, PodInfo, Status
+from berth.scheduler.framework.columncache import ColumnCache
 from berth.scheduler.framework.nodetable import IntArray
 from berth.scheduler.framework.status import Code
 from berth.scheduler.plugins.noderesources.allocation import node_pairs, pod_request_list, table_pairs
@@ -27,6 +28,7 @@ class BalancedAllocation:
     def __init__(self, args: NodeResourcesBalancedAllocationArgs) -> None:
         self.args = args
         self.resources = args.resources
+        self._score_columns = ColumnCache()
 
     def _pod_requests(self, state: CycleState, pod: PodInfo) -> tuple[int, ...]:
         reqs: tuple[int, ...] | None = state.get(PRE_SCORE_KEY)
@@ -51,9 +53,29 @@ class BalancedAllocation:
         return balanced_score(req, alloc)
 
     def score_nodes(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: IntArray) -> IntArray:
-        """Batched form over rows ``idx``."""
+        """Batched form over rows ``idx``: read from the scores of every row, kept per pod shape (see
+        ColumnCache)."""
         reqs = self._pod_requests(state, pod)
         if not any(reqs):
             return np.zeros(len(idx), dtype=np.int64)
+        columns = self._score_columns.columns(
+            table,
+            reqs,
+            lambda t, rows: (self._score_rows(t, rows, reqs),),
+            lambda t, row: (self._score_row(t, row, reqs),),
+        )
+        if columns is None:
+            return self._score_rows(table, idx, reqs)
+        out: IntArray = columns[0][idx]
+        return out
+
+    def _score_row(self, table: NodeTable, row: int, reqs: tuple[int, ...]) -> int:
+        """The score of one row for a pod requesting ``reqs``."""
+        req, alloc = node_pairs(table.info(row), self.resources, reqs, use_requested=True)
+        return balanced_score(req, alloc)
+
+    def _score_rows(self, table: NodeTable, rows: IntArray | None, reqs: tuple[int, ...]) -> IntArray:
+        """Scores of ``rows`` (None: every row) for a pod requesting ``reqs``."""
+        idx = np.arange(table.size) if rows is None else rows
         req, alloc, _ = table_pairs(table, idx, self.resources, reqs, use_requested=True)
         return balanced_score_vec(req, alloc, len(idx))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from berth.scheduler.framework import (
     ClusterEvent,
@@ -17,6 +18,7 @@ from berth.scheduler.framework import (
     Status,
     Verdicts,
 )
+from berth.scheduler.framework.columncache import ColumnCache
 from berth.scheduler.framework.nodetable import IntArray
 from berth.scheduler.plugins.helpers import is_extended_resource, is_scalar_resource
 from berth.scheduler.plugins.noderesources.allocation import (
@@ -79,6 +81,43 @@ def insufficient(node: NodeInfo, checks: tuple[Check, ...]) -> list[str]:
     return reasons
 
 
+def failed_checks(
+    table: NodeTable, checks: tuple[Check, ...], rows: IntArray | None
+) -> tuple[IntArray, npt.NDArray[np.bool_]]:
+    """Per row of ``rows`` (None: every row) the bit set of failed checks (bit 0: too many pods, bit k:
+    ``checks[k-1]``) and whether none failed."""
+    n = table.size
+    sel: slice | IntArray = slice(0, n) if rows is None else rows
+    size = n if rows is None else len(rows)
+
+    def column(columns: dict[str, IntArray], name: str) -> IntArray:
+        col = columns.get(name)
+        return np.zeros(size, dtype=np.int64) if col is None else col[:n][sel]
+
+    allocatable, requested = table.allocatable, table.requested
+    bits = (table.pod_count[:n][sel] >= column(allocatable, PODS)).astype(np.int64)  # len(pods)+1 > allowed
+    for b, (name, amount, _) in enumerate(checks, start=1):
+        short = (column(allocatable, name) - column(requested, name) < amount).astype(np.int64)
+        short <<= b
+        bits |= short
+    return bits, bits == 0
+
+
+def failed_checks_of_row(table: NodeTable, checks: tuple[Check, ...], row: int) -> tuple[int, bool]:
+    """``failed_checks`` of one row."""
+    allocatable, requested = table.allocatable, table.requested
+
+    def value(columns: dict[str, IntArray], name: str) -> int:
+        col = columns.get(name)
+        return 0 if col is None else int(col[row])
+
+    bits = 1 if int(table.pod_count[row]) >= value(allocatable, PODS) else 0
+    for b, (name, amount, _) in enumerate(checks, start=1):
+        if value(allocatable, name) - value(requested, name) < amount:
+            bits |= 1 << b
+    return bits, bits == 0
+
+
 class Fit:
     """Filter: every requested resource must fit in allocatable minus requested (Unschedulable).
 
@@ -93,6 +132,8 @@ class Fit:
         self.scorer = build_scorer(args.scoring_strategy)
         self._status_cache: dict[tuple[str, ...], Status] = {}
         self._combos: dict[tuple[str, ...], list[Status]] = {}
+        self._score_columns = ColumnCache()
+        self._fit_columns = ColumnCache()
 
     def _status(self, reasons: tuple[str, ...]) -> Status:
         s = self._status_cache.get(reasons)
@@ -191,28 +232,22 @@ class Fit:
         return self._status(tuple(reasons)) if reasons else _SUCCESS
 
     def filter_nodes(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Verdicts:
-        """Batched form: one bit per failed check, one status per distinct combination."""
+        """Batched form: one bit per failed check, one status per distinct combination.
+
+        The bits of every row are kept per pod shape (see ColumnCache) and recomputed only where the table
+        changed since the last pod of that shape."""
         checks = self._checks(state, pod)
-        n = table.size
-        masks = [table.pod_count[:n] >= table.alloc(PODS)]  # len(pods)+1 > allowed
-        for name, amount, _ in checks:
-            masks.append(table.alloc(name) - table.req(name) < amount)
-        fail = masks[0]
-        if len(masks) > 1:
-            fail = fail | masks[1]
-            for m in masks[2:]:
-                fail |= m
-        if not fail.any():
-            return Verdicts(np.logical_not(fail))
-        passed = np.logical_not(fail)
+        columns = self._fit_columns.columns(
+            table,
+            checks,
+            lambda t, rows: failed_checks(t, checks, rows),
+            lambda t, row: failed_checks_of_row(t, checks, row),
+        )
+        codes, passed = columns if columns is not None else failed_checks(table, checks, None)
+        if np.count_nonzero(passed) == table.size:
+            return Verdicts(passed)
         reasons_all = (REASON_TOO_MANY_PODS, *(c[2] for c in checks))
-        rows = np.flatnonzero(fail)
-        code = np.zeros(len(rows), dtype=np.int64)
-        for b, m in enumerate(masks):
-            code |= m[rows].astype(np.int64) << b
         # a failed row's code is the bit set of its failed checks: it indexes one status per combination
-        codes = np.zeros(n, dtype=np.int64)
-        codes[rows] = code
         return Verdicts(passed, self._combination_statuses(reasons_all), codes)
 
     def _combination_statuses(self, reasons_all: tuple[str, ...]) -> list[Status]:
@@ -245,10 +280,29 @@ class Fit:
         return self.scorer.score(req, alloc, weights)
 
     def score_nodes(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: IntArray) -> IntArray:
-        """Batched form over rows ``idx``."""
-        req, alloc, weights = table_pairs(
-            table, idx, self.resources, self._pod_requests(state, pod), use_requested=False
+        """Batched form over rows ``idx``: read from the scores of every row, kept per pod shape (see
+        ColumnCache)."""
+        reqs = self._pod_requests(state, pod)
+        columns = self._score_columns.columns(
+            table,
+            reqs,
+            lambda t, rows: (self._score_rows(t, rows, reqs),),
+            lambda t, row: (self._score_row(t, row, reqs),),
         )
+        if columns is None:
+            return self._score_rows(table, idx, reqs)
+        out: IntArray = columns[0][idx]
+        return out
+
+    def _score_row(self, table: NodeTable, row: int, reqs: tuple[int, ...]) -> int:
+        """The score of one row for a pod requesting ``reqs``."""
+        req, alloc = node_pairs(table.info(row), self.resources, reqs, use_requested=False)
+        return self.scorer.score(req, alloc, [r.weight for r in self.resources])
+
+    def _score_rows(self, table: NodeTable, rows: IntArray | None, reqs: tuple[int, ...]) -> IntArray:
+        """Scores of ``rows`` (None: every row) for a pod requesting ``reqs``."""
+        idx = np.arange(table.size) if rows is None else rows
+        req, alloc, weights = table_pairs(table, idx, self.resources, reqs, use_requested=False)
         return self.scorer.score_vec(req, alloc, weights, len(idx))
 
     def events_to_register(self) -> list[ClusterEvent]:

@@ -1,0 +1,123 @@
+"""Property: resource fit verdicts and allocation scores kept across cycles (ColumnCache) always equal a
+fresh computation, whatever pods come and go, nodes change and overlays are added and taken back."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from builders import make_node, make_table, new_state, pod_dict
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from berth.scheduler.framework import NodeTable, PodInfo, columncache
+from berth.scheduler.framework.cycle_state import Overlay
+from berth.scheduler.plugins import default_registry
+
+NODES = 40
+SHAPES = (("100m", 100), ("1", 0), ("2500m", 3000))
+SCORING = (
+    {"scoringStrategy": {"type": "LeastAllocated"}},
+    {"scoringStrategy": {"type": "MostAllocated"}},
+)
+
+op_st = st.one_of(
+    st.tuples(
+        st.just("add"), st.integers(0, NODES - 1), st.sampled_from(("200m", "1", "3")), st.integers(0, 4000)
+    ),
+    st.tuples(st.just("remove"), st.integers(0, 50)),
+    st.tuples(st.just("node"), st.integers(0, NODES - 1), st.sampled_from(("2", "4", "8"))),
+    st.tuples(
+        st.just("overlay"),
+        st.lists(st.integers(0, NODES - 1), min_size=1, max_size=30, unique=True),
+        st.integers(0, 3000),
+    ),
+    st.tuples(st.just("burst"), st.integers(0, NODES - 1)),
+)
+
+
+def _plugins() -> list[Any]:
+    registry = default_registry()
+    fit, balanced = registry.get("NodeResourcesFit"), registry.get("NodeResourcesBalancedAllocation")
+    assert fit is not None and balanced is not None
+    return [fit(args, None) for args in SCORING] + [balanced({}, None)]  # type: ignore[arg-type]
+
+
+def _outputs(plugin: Any, pod: PodInfo, table: NodeTable) -> tuple[list[Any], list[int]]:
+    """The plugin's statuses and scores of every row."""
+    rows = np.arange(table.size, dtype=np.int64)
+    state = new_state()
+    statuses: list[Any] = []
+    if hasattr(plugin, "filter_nodes"):
+        plugin.pre_filter(state, pod, table)
+        verdicts = plugin.filter_nodes(state, pod, table)
+        statuses = [verdicts.status_of(i) for i in range(table.size)]
+    if plugin.pre_score(state, pod, table, rows).is_skip():
+        return statuses, []
+    return statuses, plugin.score_nodes(state, pod, table, rows).tolist()
+
+
+def _check(kept: list[Any], table: NodeTable) -> None:
+    """The long-lived plugins answer as new ones (which compute everything afresh)."""
+    for cpu, memory in SHAPES:
+        pod = PodInfo(pod_dict("p", cpu=cpu, memory=memory))
+        for plugin, fresh in zip(kept, _plugins(), strict=True):
+            expected = _outputs(fresh, pod, table)
+            for _ in range(2):  # a shape's second use is when its columns are kept
+                assert _outputs(plugin, pod, table) == expected, plugin.name
+
+
+@pytest.mark.parametrize("one_by_one", [16, 0])
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(ops=st.lists(op_st, max_size=14))
+def test_kept_columns_equal_fresh_computations(
+    one_by_one: int, ops: list[tuple[Any, ...]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(columncache, "ONE_BY_ONE", one_by_one)
+    nodes = [make_node(f"n{i}", cpu="4", memory=8000, pods=3 + i % 4) for i in range(NODES)]
+    table = make_table(nodes)
+    plugins = _plugins()
+    added: list[tuple[int, PodInfo]] = []
+    _check(plugins, table)
+    for op in ops:
+        if op[0] == "add":
+            info = PodInfo(pod_dict(f"a{len(added)}", cpu=op[2], memory=op[3]))
+            table.add_pod(op[1], info)
+            added.append((op[1], info))
+        elif op[0] == "remove" and added:
+            row, info = added.pop(op[1] % len(added))
+            table.remove_pod(row, info)
+        elif op[0] == "node":
+            table.set_node(make_node(f"n{op[1]}", cpu=op[2], memory=8000, pods=3 + op[1] % 4))
+        elif op[0] == "burst":  # more changed rows than are recomputed one by one
+            for k in range(20):
+                row = (op[1] + k) % NODES
+                info = PodInfo(pod_dict(f"b{len(added)}", cpu="100m", memory=10))
+                table.add_pod(row, info)
+                added.append((row, info))
+        elif op[0] == "overlay":
+            rows = np.asarray(op[1], dtype=np.int64)
+            delta = np.full(len(rows), op[2], dtype=np.int64)
+            overlay = Overlay(rows, {"cpu": delta}, delta, None, np.ones(len(rows), dtype=np.int64))
+            table.apply_overlay([overlay])
+            _check(plugins, table)
+            table.apply_overlay([overlay], -1)
+            assert table.applied_overlays == []
+        _check(plugins, table)
+
+
+def test_handed_out_columns_are_read_only() -> None:
+    fit = _plugins()[0]
+    table = make_table([make_node(f"n{i}") for i in range(3)])
+    pod = PodInfo(pod_dict("p", cpu="1"))
+    for _ in range(2):
+        state = new_state()
+        fit.pre_filter(state, pod, table)
+        verdicts = fit.filter_nodes(state, pod, table)
+    with pytest.raises(ValueError, match="read-only"):
+        verdicts.passed[0] = False
