@@ -471,3 +471,44 @@ def test_dry_run_offset_and_early_stop(
     assert len(candidates) == evaluated and not failed and not errors
     assert [c.node for c in candidates] == [f"n{(offset + i) % nodes}" for i in range(evaluated)]
     assert handle.evaluated == [c.node for c in candidates]
+
+
+class _KeyedHandle(_Handle):
+    """A handle whose node keys are the free cpu of each node, so dry-run outcomes can be remembered."""
+
+    def dry_run_keys(self, state: CycleState, pod: PodInfo, rows: Sequence[int]) -> list[Any]:  # type: ignore[override]
+        return [4000 - sum(p.requests["cpu"] for p in self.table.pods[r].values()) for r in rows]
+
+
+def _dry_run(plugin: DefaultPreemption, table: NodeTable, preemptor: PodInfo) -> list[Candidate]:
+    candidates, failed, errors = plugin.dry_run(
+        CycleState(), preemptor, table, list(range(table.size)), [], 0, table.size, start_times()
+    )
+    assert not failed and not errors
+    return candidates
+
+
+def test_dry_run_outcomes_are_remembered_until_the_nodes_pods_change() -> None:
+    table = _table(3)
+    for i, sizes in enumerate(([1, 1, 1, 1], [2, 2], [1, 3])):
+        for j, cpu in enumerate(sizes):
+            table.add_pod(i, mk(f"low-{i}-{j}", 0, cpu, start=j))
+    handle = _KeyedHandle(table, 0)
+    plugin = DefaultPreemption(DefaultPreemptionArgs(100, 100), handle)  # type: ignore[arg-type]
+    preemptor = mk("x", 100, 2)
+    first = _dry_run(plugin, table, preemptor)
+    assert handle.evaluated == ["n0", "n1", "n2"]
+    assert [(c.node, [p.name for p in c.victims.pods]) for c in first] == [
+        ("n0", ["low-0-2", "low-0-3"]),
+        ("n1", ["low-1-1"]),
+        ("n2", ["low-2-1"]),
+    ]
+    handle.evaluated.clear()
+    again = _dry_run(plugin, table, preemptor)
+    assert handle.evaluated == [] and all(a is b for a, b in zip(again, first, strict=True))
+    table.remove_pod(1, table.pods[1]["uid-low-1-0"])
+    table.add_pod(1, mk("low-1-2", 0, 1, start=5))
+    changed = _dry_run(plugin, table, preemptor)
+    assert handle.evaluated == ["n1"]
+    assert [(c.node, [p.name for p in c.victims.pods]) for c in changed][1] == ("n1", ["low-1-2"])
+    assert pick_one_node(changed, start_times()) is changed[1]

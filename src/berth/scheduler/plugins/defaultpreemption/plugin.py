@@ -36,7 +36,7 @@ from berth.scheduler.plugins.defaultpreemption.reservation import (
     preemption_reservation,
     reservation_name,
 )
-from berth.scheduler.plugins.defaultpreemption.selection import Candidate, pick_one_node
+from berth.scheduler.plugins.defaultpreemption.selection import Candidate, pick_one_node, rank
 from berth.scheduler.plugins.defaultpreemption.victims import (
     StartTimes,
     by_importance,
@@ -105,6 +105,9 @@ class DefaultPreemption:
         # node name -> (its pods version, preemptor priority, potential victims in reprieve order, their
         # request signature)
         self._orders: dict[str, tuple[int, int, list[PodInfo], tuple[Hashable, ...]]] = {}
+        # node name -> (its pods version, preemptor priority, node key, candidate or None, status): the
+        # dry-run outcome on the node, reused by later dry runs while those three are unchanged
+        self._outcomes: dict[str, tuple[int, int, Hashable, Candidate | None, Status]] = {}
 
     # ----- PostFilter --------------------------------------------------------------------------------
     def post_filter(
@@ -201,6 +204,12 @@ class DefaultPreemption:
         errors: list[Status] = []
         handle = self.handle
         memo = VictimMemo()
+        # a node's outcome holds until a pod comes or goes there or its key changes, while no budget
+        # (whose standing changes without the node's pods changing) is involved
+        remember = not budgets
+        outcomes = self._outcomes
+        if len(outcomes) > 4 * table.size + 1024:
+            outcomes.clear()
         k = len(rows)
         chunk = max(wanted, 64)
         keys: list[Hashable | None] = []
@@ -211,22 +220,34 @@ class DefaultPreemption:
                 )
             row = rows[(offset + i) % k]
             node = table.names[row]
-            node_pods = table.pods[row].values()
-            ordered, signature = self._ordered(table, row, pod, start)
-            lookup = memo.lookup(keys[i], pod, node_pods, budgets, start, ordered, signature)
-            found = memo.get(lookup)
-            if found is None:
+            key = keys[i]
+            version = table.pods_version(node)
+            known = outcomes.get(node) if remember and key is not None else None
+            if known is not None and known[0] == version and known[1] == pod.priority and known[2] == key:
+                candidate, s = known[3], known[4]
+            else:
+                node_pods = table.pods[row].values()
+                ordered, signature = self._ordered(table, row, pod, start)
+                lookup = memo.lookup(key, pod, node_pods, budgets, start, ordered, signature)
+                found = memo.get(lookup)
+                if found is None:
 
-                def fits_without(removed: Sequence[PodInfo], node: str = node) -> Status:
-                    return handle.filter_with_changes(state, pod, node, removed)
+                    def fits_without(removed: Sequence[PodInfo], node: str = node) -> Status:
+                        return handle.filter_with_changes(state, pod, node, removed)
 
-                found = select_victims_on_node(pod, node_pods, fits_without, budgets, start)
-                memo.put(lookup, found)
-            victims, s = found
-            if s.is_success() and victims is not None and victims.pods:
-                bucket = clean if victims.num_pdb_violations == 0 else violating
+                    found = select_victims_on_node(pod, node_pods, fits_without, budgets, start)
+                    memo.put(lookup, found)
+                victims, s = found
+                candidate = None
+                if s.is_success() and victims is not None and victims.pods:
+                    bare = Candidate(node, victims)
+                    candidate = Candidate(node, victims, rank(bare, start))
+                if remember and key is not None and s.code != Code.ERROR and start.all_known(ordered):
+                    outcomes[node] = (version, pod.priority, key, candidate, s)
+            if candidate is not None:
+                bucket = clean if candidate.victims.num_pdb_violations == 0 else violating
                 if len(bucket) < wanted:
-                    bucket.append(Candidate(node, victims))
+                    bucket.append(candidate)
                 if clean and len(clean) + len(violating) >= wanted:
                     break
                 continue
@@ -250,7 +271,7 @@ class DefaultPreemption:
             return hit[2], hit[3]
         ordered = by_importance((p for p in table.pods[row].values() if is_candidate_victim(p, pod)), start)
         signature = request_signature(ordered)
-        if all(start.known(p) for p in ordered):
+        if start.all_known(ordered):
             self._orders[name] = (version, pod.priority, ordered, signature)
         return ordered, signature
 

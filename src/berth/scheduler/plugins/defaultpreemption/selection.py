@@ -10,11 +10,15 @@ from berth.scheduler.plugins.defaultpreemption.victims import StartTimes, Victim
 MAX_INT32 = 2**31 - 1
 
 
+Rank = tuple[int, int, int, int, float]
+
+
 class Candidate(NamedTuple):
-    """A node where the preemptor fits once ``victims`` are gone."""
+    """A node where the preemptor fits once ``victims`` are gone (with its ``rank`` when known)."""
 
     node: str
     victims: Victims
+    rank: Rank | None = None
 
 
 def earliest_start_of_top_victims(victims: Victims, start: StartTimes) -> float:
@@ -33,7 +37,7 @@ def earliest_start_of_top_victims(victims: Victims, start: StartTimes) -> float:
     return earliest
 
 
-def rank(candidate: Candidate, start: StartTimes) -> tuple[int, int, int, int, float]:
+def rank(candidate: Candidate, start: StartTimes) -> Rank:
     """kube's criteria in order of precedence, higher is better: fewest PDB violations, lowest
     highest-priority victim, smallest sum of priorities (each offset by 2^31), fewest victims, latest start
     of the top victims."""
@@ -56,4 +60,5 @@ def pick_one_node(candidates: Sequence[Candidate], start: StartTimes) -> Candida
         return candidates[0]
     # kube narrows the candidates criterion by criterion and takes the first left: the first of the
     # lexicographically best ranks (max keeps the first of equal elements)
-    return max(candidates, key=lambda c: rank(c, start))
+    ranks = [c.rank if c.rank is not None else rank(c, start) for c in candidates]
+    return candidates[max(range(len(ranks)), key=ranks.__getitem__)]

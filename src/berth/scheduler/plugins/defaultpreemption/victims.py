@@ -52,6 +52,10 @@ class StartTimes:
         """Whether the pod's start time is its own (it has started), not the attempt's time."""
         return pod.extra.get(_START_KEY) is not None
 
+    def all_known(self, pods: Iterable[PodInfo]) -> bool:
+        """Whether every one of ``pods`` has started (see ``known``)."""
+        return all(p.extra.get(_START_KEY) is not None for p in pods)
+
     def now(self) -> float:
         """The attempt's current time (read once)."""
         if self._now is None:
