@@ -1021,7 +1021,7 @@ class Scheduler:
     def _sample(self, fw: Framework, passed: np.ndarray[Any, Any], narrowed: bool) -> IntArray:
         """The feasible rows kube would have found, walking the node tree from the round-robin start."""
         n = len(passed)
-        all_feasible = np.flatnonzero(passed)
+        all_feasible = passed.nonzero()[0]
         to_find = num_feasible_nodes_to_find(fw.percentage_of_nodes_to_score, n)
         if narrowed or all_feasible.size <= to_find:
             # every candidate node is evaluated; kube still advances its start by all processed nodes
@@ -1030,21 +1030,25 @@ class Scheduler:
         start = self.next_start % n
         order = self.cache.table.zone_order()
         if order is None:  # rows are already in node-tree order
-            split = int(np.searchsorted(all_feasible, start))
+            split = int(all_feasible.searchsorted(start))
             chosen = all_feasible[split : split + to_find]
-            if chosen.size < to_find:
-                chosen = np.concatenate((chosen, all_feasible[: to_find - chosen.size]))
-            self.next_start = (start + int((chosen[-1] - start) % n) + 1) % n
-            return np.sort(chosen)
+            if chosen.size < to_find:  # the walk wraps around to the first rows
+                wrapped = all_feasible[: to_find - chosen.size]
+                last = int(wrapped[-1])
+                chosen = np.concatenate((wrapped, chosen))
+            else:
+                last = int(chosen[-1])
+            self.next_start = (start + (last - start) % n + 1) % n
+            return chosen
         walk = np.concatenate((order[start:], order[:start])) if start else order
-        positions = np.flatnonzero(passed[walk])[:to_find]
+        positions = passed[walk].nonzero()[0][:to_find]
         self.next_start = (start + int(positions[-1]) + 1) % n
         return np.sort(walk[positions])
 
     def _select(self, total: IntArray) -> int:
         """Index of the highest total; ties broken uniformly with the seeded RNG."""
         best = int(total.max())
-        ties = np.flatnonzero(total == best)
+        ties = (total == best).nonzero()[0]
         if ties.size == 1:
             return int(ties[0])
         return int(ties[self.rng.randrange(ties.size)])

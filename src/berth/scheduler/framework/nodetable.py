@@ -59,6 +59,14 @@ class LabelColumn:
         return self.codes >= 0
 
 
+def _add_at(column: IntArray, rows: Any, delta: IntArray, sign: int) -> None:
+    """Add (sign 1) or subtract ``delta`` at ``rows`` (unique) of ``column``."""
+    if sign > 0:
+        column[rows] += delta
+    else:
+        column[rows] -= delta
+
+
 class NodeTable:
     """Structure of arrays over all nodes, updated in place by the cache."""
 
@@ -314,23 +322,19 @@ class NodeTable:
         else:
             for ov in overlays:
                 self.applied_overlays.remove(ov.serial)
+        requested = self.requested
         for ov in overlays:
             rows: Any = ov.rows if ov.rows is not None else slice(0, n)
-            columns: list[tuple[IntArray | None, IntArray | None]] = [
-                (self.requested.get(r), d) for r, d in ov.requested.items()
-            ]
-            columns += [
-                (self.nonzero_cpu, ov.nonzero_cpu),
-                (self.nonzero_memory, ov.nonzero_memory),
-                (self.pod_count, ov.pods),
-            ]
-            for column, delta in columns:
-                if column is None or delta is None:
-                    continue
-                if sign > 0:
-                    column[rows] += delta
-                else:
-                    column[rows] -= delta
+            for r, delta in ov.requested.items():
+                column = requested.get(r)
+                if column is not None:
+                    _add_at(column, rows, delta, sign)
+            if ov.nonzero_cpu is not None:
+                _add_at(self.nonzero_cpu, rows, ov.nonzero_cpu, sign)
+            if ov.nonzero_memory is not None:
+                _add_at(self.nonzero_memory, rows, ov.nonzero_memory, sign)
+            if ov.pods is not None:
+                _add_at(self.pod_count, rows, ov.pods, sign)
             for row, freed in ov.ports:
                 used = self.ports[row]
                 for port in freed:

@@ -260,6 +260,8 @@ class Framework:
             for p in self.score_plugins
         ]
         self._prefilter_ext: list[tuple[str, PreFilterExtensions]] = []
+        # (plugin, id of a status list it returned) -> (that list, its statuses attributed to the plugin)
+        self._attributed_lists: dict[tuple[str, int], tuple[Sequence[Status], list[Status]]] = {}
         self.has_pre_filter_extensions = False
         for p in self.pre_filter_plugins:
             ext = getattr(p, "pre_filter_extensions", None)
@@ -289,10 +291,11 @@ class Framework:
         narrowing: set[str] = set()
         for p in self.pre_filter_plugins:
             r, s = p.pre_filter(state, pod, table)
-            if s.is_skip():
+            code = s.code
+            if code == Code.SKIP:
                 state.skip_filter.add(p.name)
                 continue
-            if not s.is_success():
+            if code != Code.SUCCESS:
                 s = s.with_plugin(p.name)
                 if s.code == Code.ERROR:
                     raise PluginError(s)
@@ -349,10 +352,7 @@ class Framework:
                 if not failed.any():
                     continue
                 base = len(statuses)
-                statuses.extend(s.with_plugin(p.name) for s in v.statuses)
-                for s in v.statuses:
-                    if s.code == Code.ERROR:
-                        raise PluginError(s.with_plugin(p.name))
+                statuses.extend(self._attributed(p.name, v.statuses))
                 if v.codes is None:
                     codes[failed] = base
                 else:
@@ -374,6 +374,21 @@ class Framework:
                     codes[i] = c
                     alive[i] = False
         return FilterOutcome(alive, codes, statuses)
+
+    def _attributed(self, plugin: str, statuses: Sequence[Status]) -> list[Status]:
+        """``statuses`` attributed to ``plugin`` (remembered for the plugin's reused status lists); raises
+        PluginError on an Error status."""
+        known = self._attributed_lists.get((plugin, id(statuses)))
+        if known is not None and known[0] is statuses:
+            return known[1]
+        out = [s.with_plugin(plugin) for s in statuses]
+        for s in out:
+            if s.code == Code.ERROR:
+                raise PluginError(s)
+        if len(self._attributed_lists) >= 256:
+            self._attributed_lists.clear()
+        self._attributed_lists[(plugin, id(statuses))] = (statuses, out)
+        return out
 
     def run_filter_node(
         self, state: CycleState, pod: PodInfo, node: NodeInfo, *, pod_dependent_only: bool = False
@@ -438,9 +453,10 @@ class Framework:
         """Run PreScore, Score and NormalizeScore over rows ``idx``; weighted total per row."""
         for p in self.pre_score_plugins:
             s = p.pre_score(state, pod, table, idx)
-            if s.is_skip():
+            code = s.code
+            if code == Code.SKIP:
                 state.skip_score.add(p.name)
-            elif not s.is_success():
+            elif code != Code.SUCCESS:
                 raise PluginError(s.with_plugin(p.name))
         total = np.zeros(len(idx), dtype=np.int64)
         out = ScoreOutcome(idx, total)
