@@ -59,14 +59,6 @@ class LabelColumn:
         return self.codes >= 0
 
 
-def _add_at(column: IntArray, rows: Any, delta: IntArray, sign: int) -> None:
-    """Add (sign 1) or subtract ``delta`` at ``rows`` (unique) of ``column``."""
-    if sign > 0:
-        column[rows] += delta
-    else:
-        column[rows] -= delta
-
-
 class NodeTable:
     """Structure of arrays over all nodes, updated in place by the cache."""
 
@@ -325,16 +317,19 @@ class NodeTable:
         requested = self.requested
         for ov in overlays:
             rows: Any = ov.rows if ov.rows is not None else slice(0, n)
-            for r, delta in ov.requested.items():
-                column = requested.get(r)
-                if column is not None:
-                    _add_at(column, rows, delta, sign)
-            if ov.nonzero_cpu is not None:
-                _add_at(self.nonzero_cpu, rows, ov.nonzero_cpu, sign)
-            if ov.nonzero_memory is not None:
-                _add_at(self.nonzero_memory, rows, ov.nonzero_memory, sign)
-            if ov.pods is not None:
-                _add_at(self.pod_count, rows, ov.pods, sign)
+            pairs: list[tuple[IntArray | None, IntArray | None]] = [
+                (requested.get(r), delta) for r, delta in ov.requested.items()
+            ]
+            pairs += ((self.nonzero_cpu, ov.nonzero_cpu), (self.nonzero_memory, ov.nonzero_memory))
+            pairs.append((self.pod_count, ov.pods))
+            if sign > 0:
+                for column, delta in pairs:
+                    if column is not None and delta is not None:
+                        column[rows] += delta
+            else:
+                for column, delta in pairs:
+                    if column is not None and delta is not None:
+                        column[rows] -= delta
             for row, freed in ov.ports:
                 used = self.ports[row]
                 for port in freed:

@@ -131,7 +131,7 @@ class Fit:
         self.resources = args.scoring_strategy.resources
         self.scorer = build_scorer(args.scoring_strategy)
         self._status_cache: dict[tuple[str, ...], Status] = {}
-        self._combos: dict[tuple[str, ...], list[Status]] = {}
+        self._combos: dict[tuple[Check, ...], list[Status]] = {}
         self._score_columns = ColumnCache()
         self._fit_columns = ColumnCache()
 
@@ -246,19 +246,19 @@ class Fit:
         codes, passed = columns if columns is not None else failed_checks(table, checks, None)
         if np.count_nonzero(passed) == table.size:
             return Verdicts(passed)
-        reasons_all = (REASON_TOO_MANY_PODS, *(c[2] for c in checks))
         # a failed row's code is the bit set of its failed checks: it indexes one status per combination
-        return Verdicts(passed, self._combination_statuses(reasons_all), codes)
+        return Verdicts(passed, self._combination_statuses(checks), codes)
 
-    def _combination_statuses(self, reasons_all: tuple[str, ...]) -> list[Status]:
+    def _combination_statuses(self, checks: tuple[Check, ...]) -> list[Status]:
         """One status per bit set of failed checks (index 0, no failure, is never used)."""
-        statuses = self._combos.get(reasons_all)
+        statuses = self._combos.get(checks)
         if statuses is None:
+            reasons_all = (REASON_TOO_MANY_PODS, *(c[2] for c in checks))
             statuses = [
                 self._status(tuple(r for b, r in enumerate(reasons_all) if u >> b & 1))
                 for u in range(1 << len(reasons_all))
             ]
-            self._combos[reasons_all] = statuses
+            self._combos[checks] = statuses
         return statuses
 
     # ----- score ---------------------------------------------------------------------------
