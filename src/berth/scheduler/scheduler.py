@@ -978,11 +978,10 @@ class Scheduler:
             plugins: set[str] = set(narrowed_by)
             statuses = NodeStatusMap()
             codes = outcome.status_codes
-            failed = np.flatnonzero(codes >= 0)
-            if failed.size:
-                per_status = np.bincount(codes[failed], minlength=len(outcome.statuses))
-                for k, st in enumerate(outcome.statuses):
-                    c = int(per_status[k])
+            if outcome.statuses:
+                # rows per status (code -1, a passed row, counts at index 0 and is dropped)
+                per_status = np.bincount(codes + 1, minlength=len(outcome.statuses) + 1)[1:].tolist()
+                for st, c in zip(outcome.statuses, per_status, strict=True):
                     if c:
                         for r in st.reasons:
                             reasons[r] += c

@@ -317,12 +317,18 @@ class NodeTable:
         requested = self.requested
         for ov in overlays:
             rows: Any = ov.rows if ov.rows is not None else slice(0, n)
+            if ov.rows is not None and len(ov.rows) == 1:
+                rows = int(ov.rows[0])  # one row: scalar updates are far cheaper than fancy indexing
             pairs: list[tuple[IntArray | None, IntArray | None]] = [
                 (requested.get(r), delta) for r, delta in ov.requested.items()
             ]
             pairs += ((self.nonzero_cpu, ov.nonzero_cpu), (self.nonzero_memory, ov.nonzero_memory))
             pairs.append((self.pod_count, ov.pods))
-            if sign > 0:
+            if isinstance(rows, int):
+                for column, delta in pairs:
+                    if column is not None and delta is not None:
+                        column[rows] += sign * int(delta[0])
+            elif sign > 0:
                 for column, delta in pairs:
                     if column is not None and delta is not None:
                         column[rows] += delta
