@@ -125,21 +125,3 @@ def test_deleting_a_nominated_pod_frees_its_room_at_once() -> None:
     sim.store.delete(("", "Pod"), "default", "nominee")
     sim.run_until_idle()
     assert sim.store.get(("", "Pod"), "default", "low")["spec"].get("nodeName") == "n1"
-
-
-def test_nominated_pods_count_in_filters_but_not_in_scores() -> None:
-    # kube adds nominated pods only when filtering: n1 (idle, 2 of 4 CPU nominated) scores as idle and beats
-    # n2 (1 of 4 CPU in use), and the pod still fits beside the nominee
-    busy = pod("busy", "1")
-    busy["spec"]["nodeName"] = "n2"
-    pods = run(
-        [
-            pc("high", 100),
-            node("n1", cpu="4"),
-            node("n2", cpu="4"),
-            busy,
-            pod("nominee", "2", cls="high", nominated="n1", gated=True),
-            pod("low", "1"),
-        ]
-    )
-    assert pods["low"]["spec"]["nodeName"] == "n1"

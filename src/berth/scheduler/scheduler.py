@@ -67,7 +67,6 @@ def affinity_terms(pod: PodInfo) -> tuple[AffinityTerm, ...]:
 _ACTIONS = {"ADDED": "Add", "MODIFIED": "Update", "DELETED": "Delete"}
 NOMINATED_NODE_KEY = "berth/nominated-node"
 OVERLAY_APPLIED_KEY = "berth/overlay-applied"
-NOMINATED_OVERLAY_KEY = "berth/nominated-overlays"  # how many of the cycle's last overlays are nominated pods
 STATIC_FILTER_KEY = "berth/pod-independent-filters"  # node -> None (passed) or the Status that rejected it
 TRACE_KEY = "berth/trace"  # the CycleTrace of an attempt being explained or recorded
 DRY_RUN_PLAN_KEY = "berth/dry-run-plan"  # (the cycle's DryRunPlan or None,)
@@ -360,19 +359,6 @@ class Nominator:
             ports,
             ports_sign=-1,
         )
-
-
-def withdraw_nominated(state: CycleState, table: NodeTable) -> None:
-    """Take the nominated pods' overlays (the last ones of the cycle) off ``table`` and out of the cycle."""
-    count: int = state.get(NOMINATED_OVERLAY_KEY) or 0
-    if not count:
-        return
-    nominated = state.overlay[-count:]
-    del state.overlay[-count:]
-    state.write(NOMINATED_OVERLAY_KEY, 0)
-    if state.get(OVERLAY_APPLIED_KEY):
-        table.apply_overlay(nominated, -1)
-        state.write(OVERLAY_APPLIED_KEY, bool(state.overlay))
 
 
 class _Handle:
@@ -934,10 +920,7 @@ class Scheduler:
         else:
             candidates = np.ones(n, dtype=np.bool_)
         if self.nominator:
-            nominated = self.nominator.overlay_for(pod, table)
-            if nominated:
-                state.overlay.extend(nominated)
-                state.write(NOMINATED_OVERLAY_KEY, len(nominated))
+            state.overlay.extend(self.nominator.overlay_for(pod, table))
         overlay = state.overlay
         if overlay:
             table.apply_overlay(overlay)
@@ -999,7 +982,6 @@ class Scheduler:
             if trace is not None:
                 trace.note = "only one feasible node: scoring skipped"
             return table.names[int(feasible[0])], None
-        withdraw_nominated(state, table)  # kube scores the nodes as they are, without nominated pods
         scores = fw.run_scores(state, pod, table, feasible, keep_parts=trace is not None)
         if trace is not None:
             record_scores(trace, fw, table, scores)
