@@ -7,7 +7,9 @@ in virtual time their arrival rate must be chosen: 100 per 200 ms by default, so
 with every 100 pods). The run goes on until every measured pod and every preemptor is bound (victims
 terminate after their 30 s grace period). Prints pods/s of the scheduling loop (all pods bound, preemptors
 included, over the loop's time, preemption dry runs included) and writes
-benchmarks/results/preemption_async.json.
+benchmarks/results/preemption_async.json. The whole run is repeated ``--runs`` times (3 by default) on
+fresh simulations; they schedule identically, so they differ only by the machine's speed, and the median
+run is reported with every run's rate beside it.
 """
 
 from __future__ import annotations
@@ -52,19 +54,8 @@ def with_priority(obj: dict[str, Any], cls: str, node: str | None = None) -> dic
     return obj
 
 
-def main() -> None:
-    """Run the benchmark and write its JSON result."""
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--nodes", type=int, default=5000)
-    ap.add_argument("--pods", type=int, default=5000, help="measured 100m pods")
-    ap.add_argument(
-        "--pods-per-interval",
-        type=int,
-        default=100,
-        help="measured pods arriving with each high-priority pod",
-    )
-    args = ap.parse_args()
-    tune_for_throughput()  # the collector's thresholds the berth command sets
+def run_once(args: argparse.Namespace) -> dict[str, Any]:
+    """Build the cluster, run the churn once and return the figures of that run."""
     setup: list[dict[str, Any]] = [priority_class(LOW, 10), priority_class(HIGH, 1000)]
     for i in range(args.nodes):
         setup.append(make_node(f"node-{i}"))
@@ -95,6 +86,7 @@ def main() -> None:
     end = 1.0 + intervals * INTERVAL + 120.0
     sim.run(Plan(steps), until=end)
     wall = time.perf_counter() - t0
+    gc.unfreeze()
     scheduled = stats.scheduled - before
     loop = stats.loop_seconds - loop_before
     pods = sim.store.list(("", "Pod"), "sched-test")[0]
@@ -108,7 +100,7 @@ def main() -> None:
         if p.get("reason") == "Preempted" and p["involvedObject"]["namespace"] == "sched-setup"
     )
     assert bound == args.pods + intervals, f"only {bound} of {args.pods + intervals} pods bound"
-    res = {
+    return {
         "workload": "PreemptionAsync",
         "nodes": args.nodes,
         "initPods": 4 * args.nodes,
@@ -130,8 +122,37 @@ def main() -> None:
         ),
         "wallSecondsIncludingStoreAndControllers": round(wall, 3),
         "podsPerSecondWall": round(scheduled / wall, 1),
-        "peakRSSMiB": peak_rss_mib(),
     }
+
+
+def main() -> None:
+    """Run the benchmark ``--runs`` times and write the median run's figures (and every run's loop rate)."""
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--nodes", type=int, default=5000)
+    ap.add_argument("--pods", type=int, default=5000, help="measured 100m pods")
+    ap.add_argument(
+        "--pods-per-interval",
+        type=int,
+        default=100,
+        help="measured pods arriving with each high-priority pod",
+    )
+    ap.add_argument(
+        "--runs",
+        type=int,
+        default=3,
+        help="independent runs (each on a fresh simulation); the median run by loop rate is reported",
+    )
+    args = ap.parse_args()
+    tune_for_throughput()  # the collector's thresholds the berth command sets
+    runs = [run_once(args) for _ in range(max(1, args.runs))]
+    # every run schedules the same pods in the same order (the simulation is deterministic): only the
+    # machine's speed differs between them
+    assert len({(r["schedulingAttempts"], r["victims"]) for r in runs}) == 1
+    by_rate = sorted(runs, key=lambda r: r["podsPerSecondLoop"])
+    res = dict(by_rate[len(by_rate) // 2])
+    res["runs"] = len(runs)
+    res["podsPerSecondLoopEveryRun"] = [r["podsPerSecondLoop"] for r in runs]
+    res["peakRSSMiB"] = peak_rss_mib()
     publish("preemption_async", res)
 
 
