@@ -60,6 +60,36 @@ def node_pairs(
     return requested, allocatable
 
 
+def row_pairs(
+    table: NodeTable,
+    row: int,
+    resources: Sequence[ResourceSpec],
+    pod_requests: Sequence[int],
+    use_requested: bool,
+) -> tuple[list[int], list[int]]:
+    """:func:`node_pairs` of one table row, read straight from the columns."""
+    requested: list[int] = []
+    allocatable: list[int] = []
+    for r, preq in zip(resources, pod_requests, strict=True):
+        name = r.name
+        col = table.allocatable.get(name) if _scored(name, preq) else None
+        alloc = 0 if col is None else int(col[row])
+        if alloc == 0:
+            requested.append(0)
+            allocatable.append(0)
+            continue
+        if not use_requested and name == CPU:
+            used = int(table.nonzero_cpu[row])
+        elif not use_requested and name == MEMORY:
+            used = int(table.nonzero_memory[row])
+        else:
+            used_col = table.requested.get(name)
+            used = 0 if used_col is None else int(used_col[row])
+        requested.append(used + preq)
+        allocatable.append(alloc)
+    return requested, allocatable
+
+
 def table_pairs(
     table: NodeTable,
     idx: IntArray,

@@ -8,7 +8,12 @@ from berth.scheduler.framework import CycleState, NodeInfo, NodeTable, PodInfo, 
 from berth.scheduler.framework.columncache import ColumnCache
 from berth.scheduler.framework.nodetable import IntArray
 from berth.scheduler.framework.status import Code
-from berth.scheduler.plugins.noderesources.allocation import node_pairs, pod_request_list, table_pairs
+from berth.scheduler.plugins.noderesources.allocation import (
+    node_pairs,
+    pod_request_list,
+    row_pairs,
+    table_pairs,
+)
 from berth.scheduler.plugins.noderesources.args import BALANCED, NodeResourcesBalancedAllocationArgs
 from berth.scheduler.plugins.noderesources.scorers import balanced_score, balanced_score_vec
 
@@ -71,7 +76,7 @@ class BalancedAllocation:
 
     def _score_row(self, table: NodeTable, row: int, reqs: tuple[int, ...]) -> int:
         """The score of one row for a pod requesting ``reqs``."""
-        req, alloc = node_pairs(table.info(row), self.resources, reqs, use_requested=True)
+        req, alloc = row_pairs(table, row, self.resources, reqs, use_requested=True)
         return balanced_score(req, alloc)
 
     def _score_rows(self, table: NodeTable, rows: IntArray | None, reqs: tuple[int, ...]) -> IntArray:

@@ -27,6 +27,7 @@ from berth.scheduler.plugins.noderesources.allocation import (
     MEMORY,
     node_pairs,
     pod_request_list,
+    row_pairs,
     table_pairs,
 )
 from berth.scheduler.plugins.noderesources.args import FIT, NodeResourcesFitArgs
@@ -130,6 +131,7 @@ class Fit:
         self.args = args
         self.resources = args.scoring_strategy.resources
         self.scorer = build_scorer(args.scoring_strategy)
+        self._weights = [r.weight for r in self.resources]
         self._status_cache: dict[tuple[str, ...], Status] = {}
         self._combos: dict[tuple[Check, ...], list[Status]] = {}
         self._score_columns = ColumnCache()
@@ -296,8 +298,8 @@ class Fit:
 
     def _score_row(self, table: NodeTable, row: int, reqs: tuple[int, ...]) -> int:
         """The score of one row for a pod requesting ``reqs``."""
-        req, alloc = node_pairs(table.info(row), self.resources, reqs, use_requested=False)
-        return self.scorer.score(req, alloc, [r.weight for r in self.resources])
+        req, alloc = row_pairs(table, row, self.resources, reqs, use_requested=False)
+        return self.scorer.score(req, alloc, self._weights)
 
     def _score_rows(self, table: NodeTable, rows: IntArray | None, reqs: tuple[int, ...]) -> IntArray:
         """Scores of ``rows`` (None: every row) for a pod requesting ``reqs``."""
