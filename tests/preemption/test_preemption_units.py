@@ -512,3 +512,15 @@ def test_dry_run_outcomes_are_remembered_until_the_nodes_pods_change() -> None:
     assert handle.evaluated == ["n1"]
     assert [(c.node, [p.name for p in c.victims.pods]) for c in changed][1] == ("n1", ["low-1-2"])
     assert pick_one_node(changed, start_times()) is changed[1]
+
+
+def test_remembered_dry_run_outcomes_are_per_preemptor_request() -> None:
+    # the keyed handle's node keys ignore the preemptor; its requests tell the outcomes apart
+    table = _table(2)
+    for i, sizes in enumerate(([1, 1, 1, 1], [2, 2])):
+        for j, cpu in enumerate(sizes):
+            table.add_pod(i, mk(f"low-{i}-{j}", 0, cpu, start=j))
+    plugin = DefaultPreemption(DefaultPreemptionArgs(100, 100), _KeyedHandle(table, 0))  # type: ignore[arg-type]
+    _dry_run(plugin, table, mk("small", 100, 1))
+    big = [(c.node, [p.name for p in c.victims.pods]) for c in _dry_run(plugin, table, mk("big", 100, 3))]
+    assert big == [("n0", ["low-0-1", "low-0-2", "low-0-3"]), ("n1", ["low-1-0", "low-1-1"])]

@@ -28,7 +28,7 @@ from berth.scheduler.framework.podinfo import PodInfo
 from berth.scheduler.framework.status import SUCCESS, Code, Status
 from berth.scheduler.plugins.defaultpreemption import messages as m
 from berth.scheduler.plugins.defaultpreemption.args import NAME, DefaultPreemptionArgs
-from berth.scheduler.plugins.defaultpreemption.memo import VictimMemo, request_signature
+from berth.scheduler.plugins.defaultpreemption.memo import VictimMemo, request_key, request_signature
 from berth.scheduler.plugins.defaultpreemption.pdb import PDB_KEY, Budget, BudgetCache
 from berth.scheduler.plugins.defaultpreemption.reservation import (
     RESERVATION_KEY,
@@ -105,9 +105,10 @@ class DefaultPreemption:
         # node name -> (its pods version, preemptor priority, potential victims in reprieve order, their
         # request signature)
         self._orders: dict[str, tuple[int, int, list[PodInfo], tuple[Hashable, ...]]] = {}
-        # node name -> (its pods version, preemptor priority, node key, candidate or None, status): the
-        # dry-run outcome on the node, reused by later dry runs while those three are unchanged
-        self._outcomes: dict[str, tuple[int, int, Hashable, Candidate | None, Status]] = {}
+        # node name -> (its pods version, preemptor priority, preemptor requests, node key, candidate or
+        # None, status): the dry-run outcome on the node, reused by later dry runs while the first four are
+        # unchanged
+        self._outcomes: dict[str, tuple[int, int, Hashable, Hashable, Candidate | None, Status]] = {}
 
     # ----- PostFilter --------------------------------------------------------------------------------
     def post_filter(
@@ -208,6 +209,7 @@ class DefaultPreemption:
         # (whose standing changes without the node's pods changing) is involved
         remember = not budgets
         outcomes = self._outcomes
+        requests = request_key(pod)  # node keys hold margins, not which resources they are of
         if len(outcomes) > 4 * table.size + 1024:
             outcomes.clear()
         k = len(rows)
@@ -223,8 +225,8 @@ class DefaultPreemption:
             key = keys[i]
             version = table.pods_version(node)
             known = outcomes.get(node) if remember and key is not None else None
-            if known is not None and known[0] == version and known[1] == pod.priority and known[2] == key:
-                candidate, s = known[3], known[4]
+            if known is not None and known[:4] == (version, pod.priority, requests, key):
+                candidate, s = known[4], known[5]
             else:
                 node_pods = table.pods[row].values()
                 ordered, signature = self._ordered(table, row, pod, start)
@@ -243,7 +245,7 @@ class DefaultPreemption:
                     bare = Candidate(node, victims)
                     candidate = Candidate(node, victims, rank(bare, start))
                 if remember and key is not None and s.code != Code.ERROR and start.all_known(ordered):
-                    outcomes[node] = (version, pod.priority, key, candidate, s)
+                    outcomes[node] = (version, pod.priority, requests, key, candidate, s)
             if candidate is not None:
                 bucket = clean if candidate.victims.num_pdb_violations == 0 else violating
                 if len(bucket) < wanted:
