@@ -35,7 +35,11 @@ def request_key(pod: PodInfo) -> Hashable:
 
 def request_signature(pods: Iterable[PodInfo]) -> tuple[Hashable, ...]:
     """The requests of ``pods`` in order, as a hashable value."""
-    return tuple(request_key(p) for p in pods)
+    keys = []
+    for p in pods:
+        key = p.extra.get(_REQ_KEY)
+        keys.append(key if key is not None else request_key(p))
+    return tuple(keys)
 
 
 class Lookup(NamedTuple):

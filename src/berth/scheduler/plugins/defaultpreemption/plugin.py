@@ -271,7 +271,7 @@ class DefaultPreemption:
         hit = self._orders.get(name)
         if hit is not None and hit[0] == version and hit[1] == pod.priority:
             return hit[2], hit[3]
-        ordered = by_importance((p for p in table.pods[row].values() if is_candidate_victim(p, pod)), start)
+        ordered = by_importance([p for p in table.pods[row].values() if is_candidate_victim(p, pod)], start)
         signature = request_signature(ordered)
         if start.all_known(ordered):
             self._orders[name] = (version, pod.priority, ordered, signature)

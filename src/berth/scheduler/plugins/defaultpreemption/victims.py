@@ -52,6 +52,11 @@ class StartTimes:
         """Whether the pod's start time is its own (it has started), not the attempt's time."""
         return pod.extra.get(_START_KEY) is not None
 
+    def importance(self, pod: PodInfo) -> tuple[int, float]:
+        """The sort key of kube's MoreImportantPod, most important first: (-priority, start time)."""
+        known: float | None = pod.extra.get(_START_KEY)
+        return (-pod.priority, known if known is not None else self.of(pod))
+
     def all_known(self, pods: Iterable[PodInfo]) -> bool:
         """Whether every one of ``pods`` has started (see ``known``)."""
         return all(p.extra.get(_START_KEY) is not None for p in pods)
@@ -68,7 +73,7 @@ def by_importance(pods: Iterable[PodInfo], start: StartTimes) -> list[PodInfo]:
 
     The sort is stable: pods alike in both keep their order on the node.
     """
-    return sorted(pods, key=lambda p: (-p.priority, start.of(p)))
+    return sorted(pods, key=start.importance)
 
 
 def is_candidate_victim(victim: PodInfo, preemptor: PodInfo) -> bool:
