@@ -85,6 +85,24 @@ class ColumnCache:
         entry.position = len(table.value_log)
         return entry.columns
 
+    def values_at(
+        self,
+        table: NodeTable,
+        key: Hashable,
+        idx: IntArray,
+        compute: Callable[[NodeTable, IntArray | None], IntArray],
+        compute_one: Callable[[NodeTable, int], int],
+    ) -> IntArray:
+        """The one-column values of ``key`` at rows ``idx``: read from the kept column, or computed for
+        ``idx`` alone while the key is not kept."""
+        columns = self.columns(
+            table, key, lambda t, rows: (compute(t, rows),), lambda t, row: (compute_one(t, row),)
+        )
+        if columns is None:
+            return compute(table, idx)
+        out: IntArray = columns[0][idx]
+        return out
+
     def _used_enough(self, key: Hashable) -> bool:
         uses = self._uses.pop(key, 0) + 1
         if uses >= self._min_uses:

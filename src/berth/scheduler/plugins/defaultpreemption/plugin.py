@@ -242,8 +242,7 @@ class DefaultPreemption:
                 victims, s = found
                 candidate = None
                 if s.is_success() and victims is not None and victims.pods:
-                    bare = Candidate(node, victims)
-                    candidate = Candidate(node, victims, rank(bare, start))
+                    candidate = Candidate(node, victims, rank(victims, start))
                 if remember and key is not None and s.code != Code.ERROR and start.all_known(ordered):
                     outcomes[node] = (version, pod.priority, requests, key, candidate, s)
             if candidate is not None:

@@ -37,11 +37,10 @@ def earliest_start_of_top_victims(victims: Victims, start: StartTimes) -> float:
     return earliest
 
 
-def rank(candidate: Candidate, start: StartTimes) -> Rank:
-    """kube's criteria in order of precedence, higher is better: fewest PDB violations, lowest
-    highest-priority victim, smallest sum of priorities (each offset by 2^31), fewest victims, latest start
-    of the top victims."""
-    victims = candidate.victims
+def rank(victims: Victims, start: StartTimes) -> Rank:
+    """kube's criteria for a candidate with ``victims``, in order of precedence, higher is better: fewest
+    PDB violations, lowest highest-priority victim, smallest sum of priorities (each offset by 2^31), fewest
+    victims, latest start of the top victims."""
     pods = victims.pods
     return (
         -victims.num_pdb_violations,
@@ -60,5 +59,5 @@ def pick_one_node(candidates: Sequence[Candidate], start: StartTimes) -> Candida
         return candidates[0]
     # kube narrows the candidates criterion by criterion and takes the first left: the first of the
     # lexicographically best ranks (max keeps the first of equal elements)
-    ranks = [c.rank if c.rank is not None else rank(c, start) for c in candidates]
+    ranks = [c.rank if c.rank is not None else rank(c.victims, start) for c in candidates]
     return candidates[max(range(len(ranks)), key=ranks.__getitem__)]

@@ -63,16 +63,13 @@ class BalancedAllocation:
         reqs = self._pod_requests(state, pod)
         if not any(reqs):
             return np.zeros(len(idx), dtype=np.int64)
-        columns = self._score_columns.columns(
+        return self._score_columns.values_at(
             table,
             reqs,
-            lambda t, rows: (self._score_rows(t, rows, reqs),),
-            lambda t, row: (self._score_row(t, row, reqs),),
+            idx,
+            lambda t, rows: self._score_rows(t, rows, reqs),
+            lambda t, row: self._score_row(t, row, reqs),
         )
-        if columns is None:
-            return self._score_rows(table, idx, reqs)
-        out: IntArray = columns[0][idx]
-        return out
 
     def _score_row(self, table: NodeTable, row: int, reqs: tuple[int, ...]) -> int:
         """The score of one row for a pod requesting ``reqs``."""

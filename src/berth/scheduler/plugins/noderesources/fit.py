@@ -277,24 +277,20 @@ class Fit:
 
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
         """Per-node form."""
-        weights = [r.weight for r in self.resources]
         req, alloc = node_pairs(node, self.resources, self._pod_requests(state, pod), use_requested=False)
-        return self.scorer.score(req, alloc, weights)
+        return self.scorer.score(req, alloc, self._weights)
 
     def score_nodes(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: IntArray) -> IntArray:
         """Batched form over rows ``idx``: read from the scores of every row, kept per pod shape (see
         ColumnCache)."""
         reqs = self._pod_requests(state, pod)
-        columns = self._score_columns.columns(
+        return self._score_columns.values_at(
             table,
             reqs,
-            lambda t, rows: (self._score_rows(t, rows, reqs),),
-            lambda t, row: (self._score_row(t, row, reqs),),
+            idx,
+            lambda t, rows: self._score_rows(t, rows, reqs),
+            lambda t, row: self._score_row(t, row, reqs),
         )
-        if columns is None:
-            return self._score_rows(table, idx, reqs)
-        out: IntArray = columns[0][idx]
-        return out
 
     def _score_row(self, table: NodeTable, row: int, reqs: tuple[int, ...]) -> int:
         """The score of one row for a pod requesting ``reqs``."""
