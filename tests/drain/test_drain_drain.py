@@ -7,10 +7,11 @@ from typing import Any
 import pytest
 from drain_helpers import NODE, PDB, advance, bare_pod, budget, deployment, healthy, node, pods_on, start
 
+from berth.api.errors import NotFound
+from berth.api.watch import WatchEvent
 from berth.descheduler import DrainError, DrainResult, cordon, drain, uncordon
 from berth.descheduler.drain import go_duration, pods_to_evict
 from berth.sim.engine import Simulation
-from berth.store import NotFound, WatchEvent
 
 VIOLATES = "Cannot evict pod as it would violate the pod's disruption budget."
 

@@ -10,10 +10,10 @@ from drain_helpers import NODE, POD, advance, bare_pod, budget, deployment, node
 
 from berth.api.errors import InvalidObjectError
 from berth.api.manifest import parse_manifest_text
+from berth.api.watch import WatchEvent
 from berth.scheduler.builtin import builtin_registry
 from berth.sim.engine import Simulation
 from berth.sim.scenario import DrainSpec, build_plan
-from berth.store import WatchEvent
 
 # ----- podgc --------------------------------------------------------------------------------------------
 

@@ -11,10 +11,11 @@ from drain_helpers import PDB, POD, advance, budget, deployment, is_ready, node
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from berth.api.errors import StatusError
 from berth.api.labels import compile_label_selector
+from berth.api.watch import WatchEvent
 from berth.descheduler import DrainError, drain, uncordon
 from berth.sim.engine import Simulation
-from berth.store import StoreError, WatchEvent
 from berth.store.eviction import evict
 
 Bound = tuple[str, int | str]  # ("minAvailable" | "maxUnavailable", value)
@@ -116,10 +117,10 @@ def test_no_eviction_breaks_a_budget(
             pods = sim.store.list(POD)[0]
             if pods:
                 victim = pods[arg % len(pods)]["metadata"]
-                with contextlib.suppress(StoreError):
+                with contextlib.suppress(StatusError):
                     evict(sim.store, "default", victim["name"])
         elif op == "drain":
-            with contextlib.suppress(DrainError, StoreError):
+            with contextlib.suppress(DrainError, StatusError):
                 drain(sim.store, sim.clock, f"n{arg % nodes}", timeout=60.0)
         elif op == "uncordon":
             uncordon(sim.store, f"n{arg % nodes}")

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from eviction_helpers import POD, get_pdb, new_store, pdb, pod
 
-from berth.store import Forbidden, InternalError, NotFound, TooManyRequests
+from berth.api.errors import Forbidden, InternalError, NotFound, TooManyRequests
 from berth.store.eviction import EvictionBlocked, evict
 
 VIOLATES = "Cannot evict pod as it would violate the pod's disruption budget."

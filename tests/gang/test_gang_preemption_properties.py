@@ -26,9 +26,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from berth.api.quantity import resource_amount
+from berth.api.watch import WatchEvent
 from berth.sim.engine import Simulation
 from berth.sim.scenario import ObjectRef, Plan, Step
-from berth.store import WatchEvent
 
 LABEL = "scheduling.x-k8s.io/pod-group"
 END = 60.0

@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 from builders import FakeHandle, make_node, make_pod, make_table, new_state, toleration
 
-from berth.scheduler.framework import BINDING_ANNOTATIONS_KEY, APIError, Code
+from berth.api.errors import Conflict
+from berth.scheduler.framework import BINDING_ANNOTATIONS_KEY, Code
 from berth.scheduler.plugins.defaultbinder import DefaultBinder
 from berth.scheduler.plugins.nodename import ERR_REASON as NODE_NAME_REASON
 from berth.scheduler.plugins.nodename import NodeName
@@ -111,7 +112,7 @@ def test_default_binder() -> None:
     binder = DefaultBinder(handle)  # type: ignore[arg-type]
     assert binder.bind(new_state(), make_pod("p"), "n1").is_success()
     assert handle.bound == [("default/p", "n1")]
-    failing = DefaultBinder(FakeHandle(fail=APIError('pods "p" already bound')))  # type: ignore[arg-type]
+    failing = DefaultBinder(FakeHandle(fail=Conflict('pods "p" already bound')))  # type: ignore[arg-type]
     status = failing.bind(new_state(), make_pod("p"), "n1")
     assert (status.code, status.reasons) == (Code.ERROR, ('pods "p" already bound',))
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from berth.api.errors import NotFound
 from berth.scheduler.framework import CycleState, NodeTable, PodInfo, Status
 from berth.scheduler.plugins.podtopologyspread import PodTopologySpread, new
 
@@ -113,11 +114,11 @@ class FakeClient:
             self.objs[(group, o["kind"], meta.get("namespace", "default"), meta["name"])] = dict(o)
 
     def get(self, key: tuple[str, str], namespace: str, name: str) -> dict[str, Any]:
-        """The object, or LookupError."""
+        """The object, or NotFound."""
         try:
             return self.objs[(key[0], key[1], namespace, name)]
         except KeyError:
-            raise LookupError(name) from None
+            raise NotFound(f'{key[1]} "{name}" not found') from None
 
     def list(self, key: tuple[str, str], namespace: str | None = None, **kw: Any) -> tuple[list[Any], str]:
         """Objects of a kind in a namespace."""

@@ -6,16 +6,18 @@ from typing import Any
 
 import pytest
 
+from berth.api.errors import NotFound
 from berth.api.reservation import (
     ANNOTATION_RESERVATION_ALLOCATED,
     RESERVATION_API_VERSION,
     RESERVATION_KEY,
     allocated_annotation_value,
 )
+from berth.api.watch import WatchEvent
 from berth.clock import SimClock
 from berth.controllers.reservation import ReservationController
 from berth.sim.engine import Simulation
-from berth.store import MemoryStore, NotFound, WatchEvent
+from berth.store import MemoryStore
 
 POD = ("", "Pod")
 NODE = ("", "Node")

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
+from berth.api.errors import NotFound
 from berth.remote.kubeconfig import KubeconfigError, load_kubeconfig
 from berth.server.rest import Request, RestAPI, resolve
 from berth.store import MemoryStore
-from berth.store.errors import NotFound
 
 
 def _api() -> RestAPI:

@@ -6,20 +6,10 @@ from typing import Any
 
 import pytest
 
+from berth.api.errors import AlreadyExists, BadRequest, Conflict, Forbidden, Invalid, NotFound
 from berth.api.labels import parse_selector
 from berth.clock import SimClock
-from berth.store import (
-    AlreadyExists,
-    BadRequest,
-    Conflict,
-    Forbidden,
-    Invalid,
-    KindSpec,
-    MemoryStore,
-    NotFound,
-    copy_object,
-    static_kinds,
-)
+from berth.store import KindSpec, MemoryStore, copy_object, static_kinds
 
 POD = ("", "Pod")
 NODE = ("", "Node")

@@ -6,8 +6,9 @@ from typing import Any
 
 import pytest
 
+from berth.api.errors import BadRequest, Conflict, NotFound
 from berth.clock import SimClock
-from berth.store import BadRequest, Conflict, KindSpec, MemoryStore, NotFound, copy_object, static_kinds
+from berth.store import KindSpec, MemoryStore, copy_object, static_kinds
 
 POD = ("", "Pod")
 CM = ("", "ConfigMap")

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from berth.store import (
+from berth.api.errors import (
     AlreadyExists,
     BadRequest,
     Conflict,
@@ -18,13 +18,10 @@ from berth.store import (
     Invalid,
     NotFound,
     ResourceExpired,
-    StoreError,
+    StatusError,
     TooManyRequests,
-    compile_field_selector,
-    copy_object,
-    key_of,
-    merge_patch,
 )
+from berth.store import compile_field_selector, copy_object, key_of, merge_patch
 
 
 @pytest.mark.parametrize(
@@ -204,9 +201,9 @@ def test_key_of(obj: dict[str, Any], key: tuple[str, str]) -> None:
         (InternalError.of("boom"), InternalError, 500, "InternalError", "Internal error occurred: boom"),
     ],
 )
-def test_errors(err: StoreError, cls: type[StoreError], code: int, reason: str, message: str) -> None:
+def test_errors(err: StatusError, cls: type[StatusError], code: int, reason: str, message: str) -> None:
     assert isinstance(err, cls)
-    assert isinstance(err, StoreError)
+    assert isinstance(err, StatusError)
     assert (err.code, err.reason, str(err), err.message) == (code, reason, message, message)
     status = err.to_status()
     assert (status["kind"], status["status"], status["code"], status["reason"]) == (

@@ -6,7 +6,9 @@ from typing import Any
 
 import pytest
 
-from berth.store import BadRequest, KindSpec, MemoryStore, ResourceExpired, WatchEvent, static_kinds
+from berth.api.errors import BadRequest, ResourceExpired
+from berth.api.watch import WatchEvent
+from berth.store import KindSpec, MemoryStore, static_kinds
 
 POD = ("", "Pod")
 NODE = ("", "Node")

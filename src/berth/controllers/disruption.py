@@ -20,9 +20,10 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from berth.api.contracts import Store
+from berth.api.errors import Conflict, NotFound
 from berth.api.labels import Selector
 from berth.clock import Clock, Timer
-from berth.store import Conflict, NotFound, Store
 from berth.store.events import EventRecorder
 from berth.store.eviction import (
     CONDITION_DISRUPTION_ALLOWED,

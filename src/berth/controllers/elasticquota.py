@@ -12,11 +12,12 @@ import contextlib
 from collections.abc import Mapping
 from typing import Any
 
+from berth.api.contracts import Store
 from berth.api.elasticquota import ELASTIC_QUOTA_GROUPS
+from berth.api.errors import Conflict, NotFound
 from berth.api.quantity import format_resource
 from berth.api.resources import pod_requests
 from berth.clock import Clock
-from berth.store import Conflict, NotFound, Store
 
 __all__ = ["ElasticQuotaController", "used_status"]
 

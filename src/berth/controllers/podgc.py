@@ -15,8 +15,9 @@ import contextlib
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from berth.api.contracts import Store
+from berth.api.errors import Conflict, NotFound
 from berth.clock import Clock, Timer
-from berth.store import Conflict, NotFound, Store
 from berth.store.eviction import NODE_KEY, POD_KEY
 
 __all__ = ["CONDITION_MESSAGE", "CONDITION_REASON", "QUARANTINE_SECONDS", "PodGCController"]

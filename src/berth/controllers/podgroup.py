@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, Protocol
 
+from berth.api.contracts import Store
+from berth.api.errors import NotFound
 from berth.api.podgroup import (
     PHASE_FAILED,
     PHASE_FINISHED,
@@ -27,7 +29,6 @@ from berth.api.podgroup import (
     POD_GROUP_LABEL,
 )
 from berth.clock import Clock
-from berth.store import NotFound, Store
 from berth.store.events import EventRecorder
 
 __all__ = ["PodGroupController", "pod_group_status", "schedule_timed_out"]

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
-from berth.api.errors import InvalidObjectError
+from berth.api.errors import InvalidObjectError, NotFound
 from berth.api.quantity import format_resource, resource_amount
 from berth.api.reservation import (
     CONDITION_READY,
@@ -38,7 +38,6 @@ from berth.api.reservation import (
     parse_rfc3339,
 )
 from berth.api.resources import pod_requests
-from berth.store.errors import NotFound
 
 __all__ = ["DEFAULT_GC_SECONDS", "ReservationController"]
 

@@ -14,8 +14,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from berth.api.contracts import Store
+from berth.api.errors import NotFound, StatusError, TooManyRequests
+from berth.api.watch import WatchEvent
 from berth.clock import Timer
-from berth.store import NotFound, Store, StoreError, TooManyRequests, WatchEvent
 from berth.store.eviction import NODE_KEY, POD_KEY, evict
 
 __all__ = [
@@ -232,7 +234,7 @@ class Drain:
                 self.clock.now() + self.retry_seconds, lambda: self._retry(ns, name, uid), DRAIN_PRIORITY
             )
             return
-        except StoreError as e:
+        except StatusError as e:
             self._errors.append(f'error when evicting pods/"{name}" -n "{ns}": {e.message}')
             return
         self._log.append(f"evicting pod {ns}/{name}")

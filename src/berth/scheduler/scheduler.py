@@ -7,24 +7,28 @@ plugin holds it) its binding cycle. Waiting is done with clock timers.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
 import time
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
+from berth.api.contracts import Recorder, Store
+from berth.api.duration import go_duration
+from berth.api.errors import NotFound
 from berth.api.podaffinity import AffinityTerm, compile_pod_affinity
+from berth.clock import Clock
 from berth.scheduler.cache import SchedulerCache, is_terminal
 from berth.scheduler.framework.config import SchedulerConfig, parse_config
 from berth.scheduler.framework.cycle_state import BINDING_ANNOTATIONS_KEY, CycleState, Overlay
 from berth.scheduler.framework.nodetable import AdjustedNodeInfo, IntArray, NodeInfo, NodeTable
 from berth.scheduler.framework.plugin import (
     NodeStatusMap,
-    ObjectClient,
     ObjectEventPlugin,
     PseudoPodSource,
     RowStatuses,
@@ -33,7 +37,7 @@ from berth.scheduler.framework.plugin import (
 from berth.scheduler.framework.podinfo import PodInfo
 from berth.scheduler.framework.registry import Registry
 from berth.scheduler.framework.runtime import DryRunPlan, Framework
-from berth.scheduler.framework.status import SUCCESS, APIError, Code, PluginError, Status
+from berth.scheduler.framework.status import SUCCESS, Code, PluginError, Status
 from berth.scheduler.messages import fit_error_message, scheduled_message
 from berth.scheduler.queue import QueuedPod, SchedulingQueue
 from berth.scheduler.trace import (
@@ -71,62 +75,8 @@ STATIC_FILTER_KEY = "berth/pod-independent-filters"  # node -> None (passed) or 
 TRACE_KEY = "berth/trace"  # the CycleTrace of an attempt being explained or recorded
 DRY_RUN_PLAN_KEY = "berth/dry-run-plan"  # (the cycle's DryRunPlan or None,)
 PREPARED_KEY = "berth/dry-run-nodes"  # node -> (DryRunPlan, NodeInfo, nominated pods counted there)
-# the store's refusals (berth.store.errors), named here because the scheduler layer sees the store only
-# through its protocol
-API_ERRORS = frozenset(
-    {
-        "NotFound",
-        "Conflict",
-        "AlreadyExists",
-        "Invalid",
-        "Forbidden",
-        "TooManyRequests",
-        "BadRequest",
-        "Gone",
-        "ResourceExpired",
-    }
-)
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
-
-
-class SchedulerStore(ObjectClient, Protocol):
-    """The store operations the scheduler uses."""
-
-    def bind_pod(
-        self,
-        namespace: str,
-        name: str,
-        node_name: str,
-        *,
-        uid: str | None = None,
-        annotations: Mapping[str, str] | None = None,
-    ) -> dict[str, Any]: ...
-
-
-class SchedulerClock(Protocol):
-    """The clock operations the scheduler uses."""
-
-    def now(self) -> float: ...
-
-    def call_at(self, when: float, fn: Callable[[], None], priority: int = 0) -> Any: ...
-
-    def call_later(self, delay: float, fn: Callable[[], None], priority: int = 0) -> Any: ...
-
-
-class EventSink(Protocol):
-    """Where the scheduler records Kubernetes Events."""
-
-    def event(
-        self,
-        obj: Mapping[str, Any],
-        type_: str,
-        reason: str,
-        message: str,
-        *,
-        action: str = "",
-        component: str | None = None,
-    ) -> None: ...
 
 
 def num_feasible_nodes_to_find(percentage: int | None, num_all: int) -> int:
@@ -369,11 +319,11 @@ class _Handle:
         self.profile_name = profile
 
     @property
-    def clock(self) -> SchedulerClock:
+    def clock(self) -> Clock:
         return self._s.clock
 
     @property
-    def client(self) -> ObjectClient:
+    def client(self) -> Store:
         return self._s.store
 
     @property
@@ -398,14 +348,7 @@ class _Handle:
         self._s.clock.call_later(delay, fn)
 
     def bind_pod(self, pod: PodInfo, node_name: str, annotations: Mapping[str, str] | None = None) -> None:
-        try:
-            self._s.store.bind_pod(pod.namespace, pod.name, node_name, uid=pod.uid, annotations=annotations)
-        except LookupError as e:
-            raise APIError(str(e)) from e
-        except Exception as e:
-            if type(e).__name__ in API_ERRORS:
-                raise APIError(str(e)) from e
-            raise
+        self._s.store.bind(pod.namespace, pod.name, node_name, uid=pod.uid, annotations=annotations)
 
     def register_pseudo_kind(self, kind: str, source: PseudoPodSource) -> None:
         self._s.pseudo_sources[(self.profile_name, kind)] = source
@@ -463,9 +406,9 @@ class Scheduler:
 
     def __init__(
         self,
-        store: SchedulerStore,
-        clock: SchedulerClock,
-        events: EventSink,
+        store: Store,
+        clock: Clock,
+        events: Recorder,
         registry: Registry,
         config: SchedulerConfig | None = None,
         *,
@@ -625,9 +568,7 @@ class Scheduler:
             if labels is None:
                 try:
                     obj = self.store.get(NAMESPACE_KEY, "", ns)
-                except Exception as e:
-                    if type(e).__name__ != "NotFound":
-                        raise
+                except NotFound:
                     obj = {}
                 labels = ns_labels[ns] = (obj.get("metadata") or {}).get("labels") or {}
             return labels
@@ -650,11 +591,8 @@ class Scheduler:
                 {"status": {"nominatedNodeName": node or None}},
                 subresource="status",
             )
-        except LookupError:
+        except NotFound:
             return
-        except Exception as e:
-            if type(e).__name__ != "NotFound":
-                raise
 
     def _nominated_counted(self, state: CycleState, pod: PodInfo, node_name: str) -> list[PodInfo]:
         """The nominated pods a dry run counts on ``node_name`` for ``pod`` (none when the cycle's overlay
@@ -889,11 +827,8 @@ class Scheduler:
             state.write(BINDING_ANNOTATIONS_KEY, merged)
             return
         ns, name = trace.pod.split("/", 1)
-        try:
+        with contextlib.suppress(NotFound):
             self.store.patch(POD_KEY, ns, name, {"metadata": {"annotations": annotations}})
-        except Exception as e:
-            if type(e).__name__ != "NotFound":
-                raise
 
     def _find_node(
         self, fw: Framework, state: CycleState, pod: PodInfo, table: NodeTable
@@ -1152,14 +1087,9 @@ class Scheduler:
             return
         try:
             current = self.store.get(POD_KEY, pod.namespace, pod.name)
-        except LookupError:
+        except NotFound:
             self.queue.delete(pod.uid)
             return
-        except Exception as e:  # store NotFound types live above us; treat a missing pod as gone
-            if type(e).__name__ == "NotFound":
-                self.queue.delete(pod.uid)
-                return
-            raise
         if (current.get("metadata") or {}).get("uid") != pod.uid:
             self.queue.delete(pod.uid)
             return
@@ -1187,7 +1117,7 @@ class Scheduler:
                 if same and not nominate:
                     return
                 break
-        now = _rfc3339(self.store, self.clock)
+        now = self.store.timestamp()
         new = {
             "type": "PodScheduled",
             "status": "False",
@@ -1221,30 +1151,9 @@ class Scheduler:
 def _timeout_cb(w: _Waiting, plugin: str, timeout: float) -> Callable[[], None]:
     def fire() -> None:
         w.pending.pop(plugin, None)
-        w.reject(plugin, f"rejected due to timeout after waiting {_go_duration(timeout)} at plugin {plugin}")
+        w.reject(plugin, f"rejected due to timeout after waiting {go_duration(timeout)} at plugin {plugin}")
 
     return fire
-
-
-def _go_duration(seconds: float) -> str:
-    """Format seconds as Go's time.Duration String() does for whole and fractional seconds."""
-    if seconds == int(seconds):
-        s = int(seconds)
-        h, rem = divmod(s, 3600)
-        m, sec = divmod(rem, 60)
-        if h:
-            return f"{h}h{m}m{sec}s"
-        if m:
-            return f"{m}m{sec}s"
-        return f"{sec}s"
-    return f"{seconds:g}s"
-
-
-def _rfc3339(store: Any, clock: SchedulerClock) -> str:
-    fmt = getattr(store, "timestamp", None)
-    if callable(fmt):
-        return str(fmt())
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(clock.now()))
 
 
 def nominated_in(state: CycleState) -> bool:

@@ -14,9 +14,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from berth.api.contracts import Store
+from berth.api.errors import BadRequest, NotFound, StatusError
 from berth.api.kinds import KindInfo, UnknownKindError, all_kinds
-from berth.store import Store, StoreError
-from berth.store.errors import BadRequest, NotFound
 from berth.store.eviction import evict
 
 Obj = dict[str, Any]
@@ -52,7 +52,7 @@ def _by_resource() -> dict[tuple[str, str, str], KindInfo]:
 _RESOURCES = _by_resource()
 
 
-def _not_found(path: str) -> StoreError:
+def _not_found(path: str) -> StatusError:
     return NotFound(f"the server could not find the requested resource ({path})")
 
 
@@ -119,7 +119,7 @@ class RestAPI:
         """(HTTP code, JSON body) for ``request``; API errors become metav1.Status bodies."""
         try:
             return self._dispatch(request)
-        except StoreError as e:
+        except StatusError as e:
             return e.code, e.to_status()
         except UnknownKindError as e:
             err = BadRequest(str(e))

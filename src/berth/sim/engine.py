@@ -12,8 +12,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from berth.api.errors import NotFound, StatusError
 from berth.api.kinds import lookup_kind
 from berth.api.manifest import Manifest
+from berth.api.watch import WatchEvent
 from berth.clock import SimClock
 from berth.controllers.disruption import DisruptionController
 from berth.controllers.elasticquota import ElasticQuotaController
@@ -28,7 +30,7 @@ from berth.scheduler.framework.config import SchedulerConfig
 from berth.scheduler.framework.registry import Registry
 from berth.scheduler.scheduler import Scheduler
 from berth.sim.scenario import ObjectRef, Plan, Step, build_plan
-from berth.store import MemoryStore, NotFound, StoreError, WatchEvent
+from berth.store import MemoryStore
 from berth.store.admission import create_system_priority_classes, namespace_autoprovision, pod_admission
 from berth.store.events import EventRecorder
 from berth.store.reservation_defaults import reservation_admission
@@ -86,12 +88,12 @@ class Simulation:
         for obj in step.create:
             try:
                 self.store.create(obj)
-            except StoreError as e:
+            except StatusError as e:
                 self._refused(step, e)
         for ref in step.delete:
             try:
                 self.store.delete(_key(ref), ref.namespace or _default_ns(ref), ref.name)
-            except StoreError as e:
+            except StatusError as e:
                 self._refused(step, e)
         for ref, patch in step.patch:
             key = _key(ref)
@@ -102,7 +104,7 @@ class Simulation:
                     self.store.patch(key, ns, ref.name, body)
                 if "status" in patch:
                     self.store.patch(key, ns, ref.name, {"status": patch["status"]}, subresource="status")
-            except StoreError as e:
+            except StatusError as e:
                 self._refused(step, e)
         self._node_steps(step)
         if self.on_step is not None:
@@ -113,12 +115,12 @@ class Simulation:
         for node in step.cordon:
             try:
                 cordon(self.store, node)
-            except StoreError as e:
+            except StatusError as e:
                 self._refused(step, e)
         for node in step.uncordon:
             try:
                 uncordon(self.store, node)
-            except StoreError as e:
+            except StatusError as e:
                 self._refused(step, e)
         for spec in step.drain:
             try:
@@ -136,7 +138,7 @@ class Simulation:
                     f'at {step.at:g}s: error: unable to drain node "{spec.node}" due to error: {e}, '
                     "continuing command..."
                 )
-            except StoreError as e:
+            except StatusError as e:
                 self._refused(step, e)
 
     def _drain_done(self, result: DrainResult) -> None:
@@ -148,7 +150,7 @@ class Simulation:
                 f"{result.error}, continuing command..."
             )
 
-    def _refused(self, step: Step, e: StoreError) -> None:
+    def _refused(self, step: Step, e: StatusError) -> None:
         """The API refused a step's request; the run goes on, as kubectl apply would for that object."""
         self.step_errors.append(f"at {step.at:g}s: Error from server ({e.reason}): {e}")
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from berth.api.errors import Forbidden, NotFound
 from berth.api.kinds import lookup_kind
 from berth.api.validation import SYSTEM_PRIORITY_CLASSES
-from berth.store.errors import Forbidden, NotFound
 
 PRIORITY_CLASS_KEY = ("scheduling.k8s.io", "PriorityClass")
 NAMESPACE_KEY = ("", "Namespace")

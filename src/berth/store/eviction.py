@@ -36,10 +36,10 @@ from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from berth.api.contracts import Store
+from berth.api.errors import Conflict, Forbidden, InternalError, NotFound, StatusError, TooManyRequests
 from berth.api.labels import LabelSelectorError, Selector, compile_label_selector
 from berth.api.wellknown import parse_duration
-from berth.store.errors import Conflict, Forbidden, InternalError, NotFound, StoreError, TooManyRequests
-from berth.store.protocol import Store
 
 __all__ = [
     "ANNOTATION_DISRUPTION_HISTORY",
@@ -116,7 +116,7 @@ class EvictionBlocked(TooManyRequests):
         return out
 
 
-class EvictionTimeout(StoreError):
+class EvictionTimeout(StatusError):
     """504: the PDB status write kept conflicting (kube's NewTimeoutError)."""
 
     reason = "Timeout"
@@ -393,12 +393,11 @@ def _add_avoid(store: Store, pod: Mapping[str, Any], now: datetime) -> None:
 
 
 def _default_now(store: Store) -> datetime:
-    stamp = getattr(store, "timestamp", None)
-    if callable(stamp):
-        parsed = parse_time(stamp())
-        if parsed is not None:
-            return parsed
-    return datetime.now(UTC).replace(microsecond=0)
+    stamp = store.timestamp()
+    parsed = parse_time(stamp)
+    if parsed is None:
+        raise ValueError(f"the store's timestamp {stamp!r} is not RFC 3339")
+    return parsed
 
 
 def _can_ignore_budget(pod: Mapping[str, Any]) -> bool:
@@ -522,7 +521,7 @@ def evict(
 
     Returns the pod as deleted or marked for deletion (with ``dry_run``: the pod as stored, nothing written).
     Raises NotFound, `EvictionBlocked` (429), InternalError (500, several budgets), Forbidden, Conflict or
-    `EvictionTimeout`. ``now`` (default: the store's clock, else wall time) stamps disruptedPods, the pod
+    `EvictionTimeout`. ``now`` (default: the store's time) stamps disruptedPods, the pod
     condition and preferAvoidPods entries.
     """
     when = now if now is not None else _default_now(store)

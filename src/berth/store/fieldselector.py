@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any
 
-from berth.store.errors import BadRequest
+from berth.api.errors import BadRequest
 
 __all__ = ["SUPPORTED_FIELDS", "FieldSelector", "compile_field_selector"]
 

@@ -6,6 +6,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from berth.api.watch import ResourceKey
+
 __all__ = [
     "KindInfoLike",
     "KindResolver",
@@ -17,9 +19,6 @@ __all__ = [
     "key_of",
     "static_kinds",
 ]
-
-ResourceKey = tuple[str, str]
-"""(group, kind), e.g. ("", "Pod") or ("scheduling.k8s.io", "PriorityClass")."""
 
 
 class UnknownKind(KeyError):

@@ -15,23 +15,24 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
-from berth.api.labels import LabelSelectorError, Selector, parse_selector
-from berth.clock import Clock, SimClock
-from berth.store.errors import (
+from berth.api.errors import (
     AlreadyExists,
     BadRequest,
     Conflict,
     Invalid,
     NotFound,
     ResourceExpired,
-    StoreError,
+    StatusError,
     qualified_resource,
 )
+from berth.api.labels import LabelSelectorError, Selector, parse_selector
+from berth.api.watch import ADDED, DELETED, MODIFIED, ResourceKey, Watch, WatchEvent
+from berth.clock import Clock, SimClock
+from berth.store.eviction import evict as evict_pod
 from berth.store.fieldselector import compile_field_selector
-from berth.store.keys import KindInfoLike, KindResolver, ResourceKey, api_kinds_resolver, key_of
+from berth.store.keys import KindInfoLike, KindResolver, api_kinds_resolver, key_of
 from berth.store.mergepatch import merge_patch
 from berth.store.objcopy import copy_object
-from berth.store.watch import ADDED, DELETED, MODIFIED, Watch, WatchEvent
 
 __all__ = ["DEFAULT_EPOCH", "AdmissionFn", "MemoryStore", "Validator"]
 
@@ -165,7 +166,7 @@ class MemoryStore:
             return
         try:
             self._validate(obj)
-        except StoreError:
+        except StatusError:
             raise
         except ValueError as e:
             path = getattr(e, "path", "")
@@ -245,7 +246,7 @@ class MemoryStore:
         """Register an admission hook run on CREATE/UPDATE before validation; returns a remover.
 
         The hook gets (operation, new object (a private copy it may mutate), old object or None) and returns
-        the object to write, or raises a StoreError (e.g. Forbidden/Invalid) to refuse: nothing is written.
+        the object to write, or raises a StatusError (e.g. Forbidden/Invalid) to refuse: nothing is written.
         """
         self._admission = (*self._admission, fn)
 
@@ -400,7 +401,7 @@ class MemoryStore:
         status = obj.get("status")
         return self._update_status(key, info, ns, old, copy_object({"s": status})["s"], "status" in obj)
 
-    def bind_pod(
+    def bind(
         self,
         namespace: str,
         name: str,
@@ -454,6 +455,20 @@ class MemoryStore:
         status["conditions"] = [*conditions, cond]
         new["status"] = status
         return self._commit(MODIFIED, _POD, ns, name, new)
+
+    def evict(
+        self,
+        namespace: str,
+        name: str,
+        *,
+        grace_period_seconds: int | None = None,
+        dry_run: bool = False,
+        avoid: bool = False,
+    ) -> Obj:
+        """The pods/eviction subresource (`berth.store.eviction.evict`): PDB-checked deletion of the pod."""
+        return evict_pod(
+            self, namespace, name, grace_period_seconds=grace_period_seconds, dry_run=dry_run, avoid=avoid
+        )
 
     def all_objects(self) -> list[Obj]:
         """Every stored object sorted by kind, namespace and name (the order ``berth simulate -o json`` uses)."""

@@ -14,6 +14,7 @@ import contextlib
 from collections.abc import Mapping
 from typing import Any
 
+from berth.api.errors import NotFound, StatusError
 from berth.api.labels import LabelSelectorError, Selector, compile_label_selector
 from berth.clock import Clock, Timer
 from berth.controllers.workloads.common import (
@@ -29,7 +30,6 @@ from berth.controllers.workloads.deployment import DeploymentController
 from berth.controllers.workloads.hashing import compute_hash
 from berth.controllers.workloads.podindex import PodIndex
 from berth.controllers.workloads.replicaset import ReplicaSetController, pod_from_template
-from berth.store import NotFound, StoreError
 from berth.store.events import EventRecorder
 
 __all__ = [
@@ -231,5 +231,5 @@ class WorkloadControllers:
         meta = obj["metadata"]
         if meta.get("deletionTimestamp"):
             return
-        with contextlib.suppress(StoreError):
+        with contextlib.suppress(StatusError):
             self.store.delete(key, meta.get("namespace", ""), meta["name"])

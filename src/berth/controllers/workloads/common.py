@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from berth.store import Store
+from berth.api.contracts import Store
 
 __all__ = [
     "DEPLOYMENT_KEY",

@@ -14,6 +14,7 @@ import contextlib
 from collections.abc import Mapping
 from typing import Any
 
+from berth.api.errors import AlreadyExists, NotFound, StatusError
 from berth.api.labels import LabelSelectorError, Selector, compile_label_selector
 from berth.controllers.workloads import rollout as ro
 from berth.controllers.workloads.common import (
@@ -29,7 +30,7 @@ from berth.controllers.workloads.common import (
 )
 from berth.controllers.workloads.hashing import compute_hash
 from berth.controllers.workloads.syncbase import SyncController
-from berth.store import AlreadyExists, NotFound, StoreError, copy_object
+from berth.store import copy_object
 
 __all__ = ["DeploymentController"]
 
@@ -68,7 +69,7 @@ class DeploymentController(SyncController):
             return
         try:
             self._sync()
-        except (StoreError, _Retry):
+        except (StatusError, _Retry):
             self._retry_later(namespace, name)
             return
         finally:
@@ -142,7 +143,7 @@ class DeploymentController(SyncController):
         patch = {"metadata": {"uid": meta["uid"], "ownerReferences": refs or None}}
         try:
             return self.store.patch(RS_KEY, meta.get("namespace", ""), meta["name"], patch)
-        except StoreError:
+        except StatusError:
             return None
 
     # ----- finding / creating the new ReplicaSet ----------------------------------------------
@@ -247,11 +248,11 @@ class DeploymentController(SyncController):
                 self._write_status(status)
                 raise _Retry from None
             already = True
-        except StoreError as e:
+        except StatusError as e:
             msg = f'Failed to create new replica set "{name}": {e}'
             if self._has_progress_deadline():
                 self._set_condition(status, "Progressing", "False", "ReplicaSetCreateError", msg)
-                with contextlib.suppress(StoreError):
+                with contextlib.suppress(StatusError):
                     self._write_status(status)
             self.recorder.event(d, "Warning", "ReplicaSetCreateError", msg)
             raise

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from berth.api.errors import NotFound, StatusError
 from berth.api.labels import LabelSelectorError, Selector, compile_label_selector, selector_from_set
 from berth.controllers.workloads.common import (
     BURST_REPLICAS,
@@ -25,7 +26,6 @@ from berth.controllers.workloads.common import (
 )
 from berth.controllers.workloads.ranking import pods_to_delete
 from berth.controllers.workloads.syncbase import SyncController
-from berth.store import NotFound, StoreError
 
 __all__ = ["ReplicaSetController", "pod_from_template"]
 
@@ -119,7 +119,7 @@ class ReplicaSetController(SyncController):
         patch = {"metadata": {"uid": meta["uid"], "ownerReferences": refs or None}}
         try:
             return self.store.patch(POD_KEY, meta.get("namespace", ""), meta["name"], patch)
-        except StoreError:
+        except StatusError:
             return None
 
     def _manage(self, rs: Mapping[str, Any], active: list[Mapping[str, Any]]) -> tuple[str, str] | None:
@@ -131,7 +131,7 @@ class ReplicaSetController(SyncController):
             for _ in range(min(-diff, BURST_REPLICAS)):
                 try:
                     created = self.store.create(pod)
-                except StoreError as e:
+                except StatusError as e:
                     self.recorder.event(rs, "Warning", "FailedCreate", f"Error creating: {e}")
                     return "FailedCreate", str(e)
                 self.recorder.event(
@@ -145,7 +145,7 @@ class ReplicaSetController(SyncController):
                     self.store.delete(POD_KEY, meta.get("namespace", ""), meta["name"])
                 except NotFound:
                     continue
-                except StoreError as e:
+                except StatusError as e:
                     self.recorder.event(rs, "Warning", "FailedDelete", f"Error deleting: {e}")
                     return "FailedDelete", str(e)
                 self.recorder.event(rs, "Normal", "SuccessfulDelete", f"Deleted pod: {meta['name']}")
@@ -210,7 +210,7 @@ class ReplicaSetController(SyncController):
         if status != old:
             try:
                 self.store.update_status({**rs, "status": status})
-            except StoreError:
+            except StatusError:
                 return
         replicas = int_field(spec, "replicas", 1)
         if error is None and min_ready > 0 and ready == replicas and available != replicas:

@@ -16,12 +16,11 @@ from berth.scheduler.framework.plugin import (
 from berth.scheduler.framework.podinfo import PodInfo
 from berth.scheduler.framework.registry import Registry
 from berth.scheduler.framework.runtime import FilterOutcome, Framework, ScoreOutcome
-from berth.scheduler.framework.status import APIError, Code, PluginError, Status
+from berth.scheduler.framework.status import Code, PluginError, Status
 
 __all__ = [
     "BINDING_ANNOTATIONS_KEY",
     "MAX_NODE_SCORE",
-    "APIError",
     "ClusterEvent",
     "Code",
     "ConfigError",

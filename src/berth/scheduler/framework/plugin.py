@@ -14,6 +14,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from berth.api.contracts import Store
+from berth.clock import Clock
 from berth.scheduler.framework.cycle_state import CycleState
 from berth.scheduler.framework.nodetable import BoolArray, IntArray, NodeInfo, NodeTable
 from berth.scheduler.framework.podinfo import PodInfo
@@ -170,47 +172,6 @@ class NodeStatusMap:
         return out
 
 
-class ClockLike(Protocol):
-    """The part of the Clock plugins may use."""
-
-    def now(self) -> float: ...
-
-
-class ObjectClient(Protocol):
-    """The part of the Store plugins may use (plugins never import the store itself)."""
-
-    def get(self, key: tuple[str, str], namespace: str, name: str) -> dict[str, Any]: ...
-
-    def list(
-        self,
-        key: tuple[str, str],
-        namespace: str | None = None,
-        *,
-        label_selector: Any = None,
-        field_selector: str | None = None,
-    ) -> tuple[list[dict[str, Any]], str]: ...
-
-    def create(self, obj: dict[str, Any]) -> dict[str, Any]: ...
-
-    def delete(
-        self, key: tuple[str, str], namespace: str, name: str, *, grace_period_seconds: int | None = None
-    ) -> Any: ...
-
-    def update(self, obj: dict[str, Any]) -> dict[str, Any]: ...
-
-    def update_status(self, obj: dict[str, Any]) -> dict[str, Any]: ...
-
-    def patch(
-        self,
-        key: tuple[str, str],
-        namespace: str,
-        name: str,
-        patch: dict[str, Any],
-        *,
-        subresource: str | None = None,
-    ) -> dict[str, Any]: ...
-
-
 class WaitingPod(Protocol):
     """A pod held at Permit."""
 
@@ -231,10 +192,10 @@ class Handle(Protocol):
     """What the scheduler gives each plugin: time, objects, the node table, waiting pods, events."""
 
     @property
-    def clock(self) -> ClockLike: ...
+    def clock(self) -> Clock: ...
 
     @property
-    def client(self) -> ObjectClient: ...
+    def client(self) -> Store: ...
 
     @property
     def rng(self) -> random.Random: ...
@@ -255,7 +216,7 @@ class Handle(Protocol):
 
     def bind_pod(self, pod: PodInfo, node_name: str, annotations: Mapping[str, str] | None = None) -> None:
         """Write the pod's binding to ``node_name`` (the pods/binding subresource, with ``annotations``
-        copied onto the pod); raises APIError when the API refuses it."""
+        copied onto the pod); raises a `berth.api.errors.StatusError` when the API refuses it."""
         ...
 
     def register_pseudo_kind(self, kind: str, source: PseudoPodSource) -> None:

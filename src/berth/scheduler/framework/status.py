@@ -75,7 +75,3 @@ class PluginError(RuntimeError):
     def __init__(self, status: Status) -> None:
         super().__init__(f"plugin {status.plugin!r} failed: {status.message}")
         self.status = status
-
-
-class APIError(RuntimeError):
-    """A request a plugin made through its handle was refused (e.g. a binding conflict); not a bug."""

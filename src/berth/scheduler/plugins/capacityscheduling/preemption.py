@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from berth.api.errors import NotFound
 from berth.scheduler.framework.cycle_state import CycleState
 from berth.scheduler.framework.nodetable import NodeTable
 from berth.scheduler.framework.plugin import Handle, NodeStatusMap, PostFilterResult
@@ -27,7 +28,7 @@ from berth.scheduler.plugins.capacityscheduling.quota import PreFilterState, Quo
 from berth.scheduler.plugins.defaultpreemption import messages as m
 from berth.scheduler.plugins.defaultpreemption.args import parse_default_preemption_args
 from berth.scheduler.plugins.defaultpreemption.pdb import Budget, split_by_pdb_violation
-from berth.scheduler.plugins.defaultpreemption.plugin import DefaultPreemption, api_reason, potential_rows
+from berth.scheduler.plugins.defaultpreemption.plugin import DefaultPreemption, potential_rows
 from berth.scheduler.plugins.defaultpreemption.selection import Candidate, pick_one_node
 from berth.scheduler.plugins.defaultpreemption.victims import FitsWithout, StartTimes, Victims, by_importance
 
@@ -182,9 +183,7 @@ class QuotaPreemption:
             return None, Status(Code.UNSCHEDULABLE)
         try:
             current = self.handle.client.get(POD_KEY, pod.namespace, pod.name)
-        except Exception as e:
-            if api_reason(e) != "NotFound":
-                raise
+        except NotFound as e:
             return None, Status(Code.ERROR, (str(e),))
         table = self.handle.node_table()
         ok, why = self.eligible(pod, current, table, statuses, pfs)

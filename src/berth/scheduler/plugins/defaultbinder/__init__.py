@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from berth.api.errors import StatusError
 from berth.scheduler.framework import (
     BINDING_ANNOTATIONS_KEY,
-    APIError,
     Code,
     CycleState,
     Handle,
@@ -32,7 +32,7 @@ class DefaultBinder:
         """Bind ``pod`` to ``node_name``."""
         try:
             self._handle.bind_pod(pod, node_name, state.get(BINDING_ANNOTATIONS_KEY))
-        except APIError as exc:
+        except StatusError as exc:  # the API refused the binding: kube reports it as an Error status
             return Status(Code.ERROR, (str(exc),))
         return _SUCCESS
 

@@ -9,10 +9,11 @@ node. Only real pods preempt and are preempted; reservation pseudo pods are neit
 
 from __future__ import annotations
 
-import time
+import contextlib
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
+from berth.api.errors import AlreadyExists, NotFound, StatusError
 from berth.api.quantity import format_resource
 from berth.api.reservation import (
     ANNOTATION_RESERVATION_ALLOCATED,
@@ -47,16 +48,6 @@ from berth.scheduler.plugins.defaultpreemption.victims import (
 POD_KEY = ("", "Pod")
 _UNSCHEDULABLE = Status(Code.UNSCHEDULABLE)
 _NOT_HELPFUL = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (m.NOT_HELPFUL,))
-
-
-def api_reason(e: BaseException) -> str:
-    """The API status reason of a client error ("NotFound", "AlreadyExists", ...; "" when not an API error)."""
-    reason = getattr(e, "reason", None)
-    if isinstance(reason, str) and reason:
-        return reason
-    if isinstance(e, LookupError) and not isinstance(e, KeyError | IndexError):
-        return "NotFound"
-    return ""
 
 
 def terminating_by_preemption(pod: Mapping[str, Any]) -> bool:
@@ -128,9 +119,7 @@ class DefaultPreemption:
         """kube's Evaluator.Preempt, with its statuses unprefixed."""
         try:
             current = self.handle.client.get(POD_KEY, pod.namespace, pod.name)
-        except Exception as e:
-            if api_reason(e) != "NotFound":
-                raise
+        except NotFound as e:
             return None, Status(Code.ERROR, (str(e),))
         table = self.handle.node_table()
         ok, why = self.eligible(pod, current, table, statuses)
@@ -323,16 +312,10 @@ class DefaultPreemption:
                         {"status": {"conditions": conditions}},
                         subresource="status",
                     )
-                delete = getattr(client, "delete", None)
-                if delete is None:
-                    return Status(Code.ERROR, ("the scheduler's client cannot delete pods",))
-                delete(POD_KEY, victim.namespace, victim.name)
-            except Exception as e:
-                reason = api_reason(e)
-                if not reason:
-                    raise
-                if reason == "NotFound":
-                    return SUCCESS  # already deleted
+                client.delete(POD_KEY, victim.namespace, victim.name)
+            except NotFound:
+                return SUCCESS  # already deleted
+            except StatusError as e:
                 return Status(Code.ERROR, (str(e),))
             event_obj = current
         handle.record_event(
@@ -357,20 +340,14 @@ class DefaultPreemption:
                 self._reserved[pod.uid] = reservation_name(pod)
                 self._bind_waiting(created, node, victims)
                 return
-            except Exception as e:
-                if api_reason(e) != "AlreadyExists":
-                    raise
+            except AlreadyExists:
+                pass
             self._reserved[pod.uid] = reservation_name(pod)
             existing = client.get(RESERVATION_KEY, "", reservation_name(pod))
             if pinned_node(existing) != node:
-                delete = getattr(client, "delete", None)
-                if delete is None:
-                    return
-                delete(RESERVATION_KEY, "", reservation_name(pod))
+                client.delete(RESERVATION_KEY, "", reservation_name(pod))
                 client.create(obj)
-        except Exception as e:
-            if not api_reason(e):
-                raise
+        except StatusError as e:
             self.handle.record_event(
                 pod.obj,
                 "Warning",
@@ -384,16 +361,13 @@ class DefaultPreemption:
         meta = reservation.get("metadata") or {}
         value = allocated_annotation_value(str(meta.get("name", "")), str(meta.get("uid", "")))
         for v in victims:
-            try:
+            with contextlib.suppress(NotFound):
                 client.patch(
                     POD_KEY,
                     v.namespace,
                     v.name,
                     {"metadata": {"annotations": {ANNOTATION_RESERVATION_ALLOCATED: value}}},
                 )
-            except Exception as e:
-                if api_reason(e) != "NotFound":
-                    raise
         now = self._timestamp()
         conditions: list[dict[str, Any]] = [
             {
@@ -443,37 +417,24 @@ class DefaultPreemption:
         allocated = parse_allocated(obj) if type_ != "DELETED" else None
         if allocated is not None and allocated[0] == name:
             return  # the preemptor took its reservation; allocateOnce ends it
-        delete = getattr(self.handle.client, "delete", None)
-        if delete is None:
-            return
-        try:
-            delete(RESERVATION_KEY, "", name)
-        except Exception as e:
-            if not api_reason(e):
-                raise
+        # gone already, or refused: the reservation controller's TTL ends it then
+        with contextlib.suppress(StatusError):
+            self.handle.client.delete(RESERVATION_KEY, "", name)
 
     # ----- helpers -----------------------------------------------------------------------------------
     def list_budgets(self) -> list[Budget]:
         """The cluster's PodDisruptionBudgets, compiled (none when the API has no such kind)."""
         try:
             objs, _ = self.handle.client.list(PDB_KEY)
-        except Exception as e:
-            if api_reason(e) == "NotFound":
-                return []
-            raise
+        except NotFound:  # the API serves no PodDisruptionBudgets
+            return []
         return self._budgets.compile(objs)
 
     def _timestamp(self) -> str:
-        fmt = getattr(self.handle.client, "timestamp", None)
-        if callable(fmt):
-            return str(fmt())
-        return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.handle.clock.now()))
+        return self.handle.client.timestamp()
 
     def _now(self) -> float:
-        try:
-            return parse_rfc3339(self._timestamp()).timestamp()
-        except ValueError:
-            return self.handle.clock.now()
+        return parse_rfc3339(self._timestamp()).timestamp()
 
 
 def potential_rows(table: NodeTable, statuses: NodeStatusMap) -> list[int]:

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from berth.api.errors import NotFound
 from berth.api.labels import Selector
 from berth.scheduler.framework import (
     ClusterEvent,
@@ -79,10 +80,7 @@ class InterPodAffinity:
     def _list_namespaces(self, selector: Selector) -> list[str]:
         if self.handle is None:
             return []
-        try:
-            objs, _ = self.handle.client.list(NAMESPACE_KEY, label_selector=selector)
-        except Exception:
-            return []
+        objs, _ = self.handle.client.list(NAMESPACE_KEY, label_selector=selector)
         return [str(o["metadata"]["name"]) for o in objs]
 
     def _namespace_labels(self, namespace: str) -> Mapping[str, str]:
@@ -91,7 +89,7 @@ class InterPodAffinity:
             return {}
         try:
             obj = self.handle.client.get(NAMESPACE_KEY, "", namespace)
-        except Exception:
+        except NotFound:
             return {}
         labels: Mapping[str, str] = (obj.get("metadata") or {}).get("labels") or {}
         return labels

@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from berth.api.contracts import Store
+from berth.api.errors import NotFound
 from berth.api.labels import (
     LabelSelectorError,
     Requirement,
@@ -21,7 +23,6 @@ from berth.api.labels import (
     selector_from_set,
 )
 from berth.scheduler.framework import PodInfo
-from berth.scheduler.framework.plugin import ObjectClient
 
 DO_NOT_SCHEDULE = "DoNotSchedule"
 SCHEDULE_ANYWAY = "ScheduleAnyway"
@@ -128,27 +129,19 @@ def controller_ref(pod: PodInfo) -> Mapping[str, Any] | None:
     return None
 
 
-def _lookup(client: ObjectClient, key: tuple[str, str], namespace: str, name: str) -> dict[str, Any] | None:
+def _lookup(client: Store, key: tuple[str, str], namespace: str, name: str) -> dict[str, Any] | None:
     try:
         return client.get(key, namespace, name)
-    except (LookupError, ValueError):
-        return None  # not found, or a kind this cluster does not serve
-    except Exception as e:  # the store's NotFound is not a LookupError
-        if type(e).__name__ in ("NotFound", "UnknownKindError", "BadRequest"):
-            return None
-        raise
+    except NotFound:  # no such object, or a kind this cluster does not serve
+        return None
 
 
-def _services_selector(client: ObjectClient, pod: PodInfo) -> dict[str, str]:
+def _services_selector(client: Store, pod: PodInfo) -> dict[str, str]:
     """The merged spec.selector of the Services in the pod's namespace that select the pod."""
     try:
         services, _ = client.list(SERVICE_KEY, pod.namespace)
-    except (LookupError, ValueError):
+    except NotFound:  # the cluster does not serve Services
         return {}
-    except Exception as e:
-        if type(e).__name__ in ("NotFound", "UnknownKindError", "BadRequest"):
-            return {}
-        raise
     merged: dict[str, str] = {}
     for svc in services:
         sel = (svc.get("spec") or {}).get("selector")
@@ -177,7 +170,7 @@ def _owner_selector(sel: Any) -> Selector | None:
     return out
 
 
-def default_selector(client: ObjectClient, pod: PodInfo, *, services: bool) -> Selector:
+def default_selector(client: Store, pod: PodInfo, *, services: bool) -> Selector:
     """kube's DefaultSelector: the Services' selectors plus the owning ReplicaSet/StatefulSet/RC selector.
 
     ``services`` False skips the Service lookup (the cluster serves no Services)."""
@@ -248,7 +241,7 @@ def _own_constraints(
 def pod_constraints(
     pod: PodInfo,
     defaults: Sequence[DefaultConstraint],
-    client: ObjectClient | None,
+    client: Store | None,
     *,
     services: bool = False,
 ) -> PodConstraints:

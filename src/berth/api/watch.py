@@ -1,4 +1,4 @@
-"""Watch events and the buffered `Watch` handed out by stores."""
+"""Watch events (metav1.WatchEvent) and the buffered `Watch` every store hands out."""
 
 from __future__ import annotations
 
@@ -6,9 +6,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from berth.store.keys import ResourceKey
+__all__ = ["ADDED", "DELETED", "MODIFIED", "ResourceKey", "Watch", "WatchEvent"]
 
-__all__ = ["ADDED", "DELETED", "MODIFIED", "Watch", "WatchEvent"]
+ResourceKey = tuple[str, str]
+"""(group, kind), e.g. ("", "Pod") or ("scheduling.k8s.io", "PriorityClass")."""
 
 ADDED = "ADDED"
 MODIFIED = "MODIFIED"

@@ -1,15 +1,20 @@
-"""The `Store` protocol: what every cluster-state backend offers (MemoryStore, KubeStore, ...)."""
+"""The contracts every component is written against: the object `Store` and the event `Recorder`.
+
+One `Store` serves the whole house: the embedded `berth.store.MemoryStore` satisfies it, and so will the
+HTTP server's storage and the client of a real API server. Controllers, the scheduler (and, through the
+framework handle, its plugins), admission, the event recorder and drain all take this one protocol.
+Refusals are the typed errors of `berth.api.errors`. Time comes from `berth.clock.Clock`.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from berth.api.labels import Selector
-from berth.store.keys import ResourceKey
-from berth.store.watch import Watch, WatchEvent
+from berth.api.watch import ResourceKey, Watch, WatchEvent
 
-__all__ = ["Store"]
+__all__ = ["Recorder", "Store"]
 
 
 class Store(Protocol):
@@ -18,6 +23,7 @@ class Store(Protocol):
     Every dict a store returns (from reads, writes and watch events) is the store's own copy and is
     IMMUTABLE: never mutate it; take a deep copy (`berth.store.copy_object`) to build a modified version.
     Writes take ownership of a private deep copy of their input, so callers may keep mutating theirs.
+    Refusals raise `berth.api.errors.StatusError` subclasses (NotFound, Conflict, Invalid, ...).
     """
 
     @property
@@ -91,4 +97,55 @@ class Store(Protocol):
         self, callback: Callable[[WatchEvent], None], key: ResourceKey | None = None
     ) -> Callable[[], None]:
         """Call `callback` synchronously after each committed write; returns an unsubscribe function."""
+        ...
+
+    def bind(
+        self,
+        namespace: str,
+        name: str,
+        node_name: str,
+        *,
+        uid: str | None = None,
+        annotations: Mapping[str, str] | None = None,
+    ) -> dict[str, Any]:
+        """The pods/binding subresource: assign the pod to `node_name` (the Binding's `annotations` copied
+        onto it); raises Conflict when it is assigned already, being deleted or (with `uid`) another pod."""
+        ...
+
+    def evict(
+        self,
+        namespace: str,
+        name: str,
+        *,
+        grace_period_seconds: int | None = None,
+        dry_run: bool = False,
+        avoid: bool = False,
+    ) -> dict[str, Any]:
+        """The pods/eviction subresource: delete the pod if its PodDisruptionBudgets allow (else
+        TooManyRequests); `avoid` also asks its node to avoid the pod's controller (PreferAvoidPods)."""
+        ...
+
+    def timestamp(self, at: float | None = None) -> str:
+        """RFC 3339 (whole seconds, UTC) of store time `at` (default: now), as objects carry it."""
+        ...
+
+    def now_nanos(self) -> int:
+        """Nanoseconds since the Unix epoch now (client-derived names, e.g. Events', use it as client-go does)."""
+        ...
+
+
+class Recorder(Protocol):
+    """Where components record Kubernetes Events about objects."""
+
+    def event(
+        self,
+        obj: Mapping[str, Any],
+        type_: str,
+        reason: str,
+        message: str,
+        *,
+        action: str = "",
+        component: str | None = None,
+    ) -> None:
+        """Record one Event (type Normal/Warning) about `obj`; `component` overrides the reporter's name."""
         ...
