@@ -18,24 +18,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any
 
-from berth.api.contracts import Store
+from berth.api.conditions import set_status_condition
+from berth.api.contracts import Recorder, Store
 from berth.api.errors import Conflict, NotFound
 from berth.api.labels import Selector
+from berth.api.timestamps import format_time, parse_time
 from berth.clock import Clock, Timer
-from berth.store.events import EventRecorder
 from berth.store.eviction import (
     CONDITION_DISRUPTION_ALLOWED,
     DELETION_TIMEOUT_SECONDS,
     PDB_KEY,
     POD_KEY,
-    format_time,
     is_pod_ready,
-    parse_time,
     pdb_selector,
     set_disruption_allowed_condition,
-    set_status_condition,
 )
 
 __all__ = [
@@ -53,14 +51,6 @@ DEPLOYMENT_KEY = ("apps", "Deployment")
 _APPS_GROUPS = ("apps", "extensions")
 
 _Key = tuple[str, str]  # (namespace, name)
-
-
-class DisruptionStore(Store, Protocol):
-    """The `Store` protocol plus object timestamps."""
-
-    def timestamp(self, at: float | None = None) -> str:
-        """RFC 3339 of clock time ``at`` (default: now)."""
-        ...
 
 
 class SyncError(Exception):
@@ -158,10 +148,10 @@ class DisruptionController:
 
     def __init__(
         self,
-        store: DisruptionStore,
+        store: Store,
         clock: Clock,
         *,
-        recorder: EventRecorder | None = None,
+        recorder: Recorder | None = None,
         priority: int = RECONCILE_PRIORITY,
     ) -> None:
         """Create the controller over `store`; Events (NoPods, UnmanagedPods, ...) go to `recorder` if given.

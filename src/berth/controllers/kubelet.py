@@ -9,45 +9,24 @@ ends the grace period, whichever comes first. Every change is a status write to 
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from typing import Any
 
+from berth.api.contracts import Store
+from berth.api.errors import NotFound
 from berth.api.wellknown import ANNOTATION_DURATION, ANNOTATION_STARTUP, parse_duration
+from berth.clock import Clock
 
 POD_KEY = ("", "Pod")
-
-
-class KubeletStore(Protocol):
-    """The store operations the kubelet uses."""
-
-    def get(self, key: tuple[str, str], namespace: str, name: str) -> dict[str, Any]: ...
-
-    def update_status(self, obj: dict[str, Any]) -> dict[str, Any]: ...
-
-    def delete(
-        self, key: tuple[str, str], namespace: str, name: str, *, grace_period_seconds: int | None = None
-    ) -> Any: ...
-
-    def timestamp(self, at: float | None = None) -> str: ...
-
-
-class KubeletClock(Protocol):
-    """The clock operations the kubelet uses."""
-
-    def now(self) -> float: ...
-
-    def call_at(self, when: float, fn: Callable[[], None], priority: int = 0) -> Any: ...
 
 
 class SimKubelet:
     """Runs pods on every node of the store, on timers."""
 
-    def __init__(
-        self, store: KubeletStore, clock: KubeletClock, *, is_not_found: Callable[[Exception], bool]
-    ) -> None:
+    def __init__(self, store: Store, clock: Clock) -> None:
         self.store = store
         self.clock = clock
-        self._is_not_found = is_not_found
         self._started: set[str] = set()  # uids whose start was scheduled
         self._finishing: dict[str, float] = {}  # uid -> when its run ends
         self._terminating: set[str] = set()
@@ -112,10 +91,8 @@ class SimKubelet:
     def _current(self, ns: str, name: str, uid: str) -> dict[str, Any] | None:
         try:
             pod = self.store.get(POD_KEY, ns, name)
-        except Exception as e:
-            if self._is_not_found(e):
-                return None
-            raise
+        except NotFound:
+            return None
         if pod["metadata"].get("uid") != uid:
             return None
         return pod
@@ -184,11 +161,8 @@ class SimKubelet:
         pod = self._current(ns, name, uid)
         if pod is None:
             return
-        try:
+        with contextlib.suppress(NotFound):
             self.store.delete(POD_KEY, ns, name, grace_period_seconds=0)
-        except Exception as e:
-            if not self._is_not_found(e):
-                raise
 
 
 _ORDER = {"Initialized": 0, "Ready": 1, "ContainersReady": 2, "PodScheduled": 3}

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any
 
 from berth.api.contracts import Store
 from berth.api.errors import Conflict, NotFound
@@ -28,20 +28,10 @@ CONDITION_MESSAGE = "PodGC: node no longer exists"
 GC_PRIORITY = 10
 
 
-class PodGCStore(Store, Protocol):
-    """The `Store` protocol plus object timestamps."""
-
-    def timestamp(self, at: float | None = None) -> str:
-        """RFC 3339 of clock time ``at`` (default: now)."""
-        ...
-
-
 class PodGCController:
     """Deletes pods bound to nodes that no longer exist (see the module docstring)."""
 
-    def __init__(
-        self, store: PodGCStore, clock: Clock, *, quarantine_seconds: float = QUARANTINE_SECONDS
-    ) -> None:
+    def __init__(self, store: Store, clock: Clock, *, quarantine_seconds: float = QUARANTINE_SECONDS) -> None:
         """Create the collector; nodes and pods already in the store are indexed (and orphans scheduled)."""
         self.store = store
         self.clock = clock

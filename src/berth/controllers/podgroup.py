@@ -14,10 +14,9 @@ timer).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime
-from typing import Any, Protocol
+from typing import Any
 
-from berth.api.contracts import Store
+from berth.api.contracts import Recorder, Store
 from berth.api.errors import NotFound
 from berth.api.podgroup import (
     PHASE_FAILED,
@@ -28,6 +27,7 @@ from berth.api.podgroup import (
     POD_GROUP_KIND,
     POD_GROUP_LABEL,
 )
+from berth.api.timestamps import unix_seconds
 from berth.clock import Clock
 from berth.store.events import EventRecorder
 
@@ -43,44 +43,14 @@ TIMEOUT_MESSAGE = "schedule time longer than 48 hours"
 Key = tuple[str, str]  # (namespace, name)
 
 
-class PodGroupStore(Store, Protocol):
-    """The `Store` protocol plus object timestamps."""
-
-    def timestamp(self, at: float | None = None) -> str:
-        """RFC 3339 of clock time ``at`` (default: now)."""
-        ...
-
-    def now_nanos(self) -> int:
-        """Nanoseconds since the Unix epoch now (names of recorded Events)."""
-        ...
-
-
-class Recorder(Protocol):
-    """Where the controller records Events."""
-
-    def event(self, obj: Mapping[str, Any], type_: str, reason: str, message: str) -> None:
-        """Record one Event about ``obj``."""
-        ...
-
-
-def _seconds(text: object) -> float | None:
-    """Unix seconds of an RFC 3339 timestamp (None when absent or malformed)."""
-    if not isinstance(text, str) or not text:
-        return None
-    try:
-        return datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text).timestamp()
-    except ValueError:
-        return None
-
-
 def schedule_timed_out(pg: Mapping[str, Any]) -> bool:
     """Whether a PodGroup is past scheduler-plugins' 48-hour check: Pending or Scheduling, no running
     member, and scheduleStartTime more than 48 hours after creationTimestamp (never without both)."""
     status = pg.get("status") or _EMPTY
     if status.get("phase") not in (PHASE_PENDING, PHASE_SCHEDULING) or status.get("running"):
         return False
-    start = _seconds(status.get("scheduleStartTime"))
-    created = _seconds((pg.get("metadata") or _EMPTY).get("creationTimestamp"))
+    start = unix_seconds(status.get("scheduleStartTime"))
+    created = unix_seconds((pg.get("metadata") or _EMPTY).get("creationTimestamp"))
     return start is not None and created is not None and start - created > SCHEDULE_TIMEOUT_SECONDS
 
 
@@ -132,7 +102,7 @@ def pod_group_status(
 class PodGroupController:
     """Keeps PodGroup status (phase, counts, scheduleStartTime, occupiedBy) in step with member pods."""
 
-    def __init__(self, store: PodGroupStore, clock: Clock, recorder: Recorder | None = None) -> None:
+    def __init__(self, store: Store, clock: Clock, recorder: Recorder | None = None) -> None:
         """Create the controller; pod groups and pods already in the store are indexed and reconciled.
         Events go to ``recorder`` (default: one recording straight into ``store`` as PodGroupController)."""
         self.store = store

@@ -13,12 +13,15 @@ Every wait is a clock timer; every change is a status write or a delete.
 
 from __future__ import annotations
 
+import contextlib
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any
 
+from berth.api.conditions import probe_condition
+from berth.api.contracts import Store
 from berth.api.errors import InvalidObjectError, NotFound
 from berth.api.quantity import format_resource, resource_amount
 from berth.api.reservation import (
@@ -38,42 +41,13 @@ from berth.api.reservation import (
     parse_rfc3339,
 )
 from berth.api.resources import pod_requests
+from berth.clock import Clock, Timer
 
 __all__ = ["DEFAULT_GC_SECONDS", "ReservationController"]
 
 DEFAULT_GC_SECONDS = 86400.0
 NODE_KEY = ("", "Node")
 _TERMINAL_POD_PHASES = ("Succeeded", "Failed")
-
-
-class ReservationStore(Protocol):
-    """The store operations the controller uses."""
-
-    def get(self, key: tuple[str, str], namespace: str, name: str) -> dict[str, Any]: ...
-
-    def update_status(self, obj: dict[str, Any]) -> dict[str, Any]: ...
-
-    def delete(self, key: tuple[str, str], namespace: str, name: str) -> Any: ...
-
-    def timestamp(self, at: float | None = None) -> str: ...
-
-
-class Cancellable(Protocol):
-    """A clock timer handle."""
-
-    def cancel(self) -> None: ...
-
-
-class ReservationClock(Protocol):
-    """The clock operations the controller uses."""
-
-    def now(self) -> float: ...
-
-    def call_at(self, when: float, fn: Callable[[], None], priority: int = 0) -> Cancellable: ...
-
-
-def _default_not_found(e: Exception) -> bool:
-    return isinstance(e, NotFound)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,24 +66,22 @@ class ReservationController:
 
     def __init__(
         self,
-        store: ReservationStore,
-        clock: ReservationClock,
+        store: Store,
+        clock: Clock,
         *,
         gc_seconds: float = DEFAULT_GC_SECONDS,
-        is_not_found: Callable[[Exception], bool] = _default_not_found,
     ) -> None:
         """Create a controller writing to *store*; Expired/Succeeded reservations are deleted after *gc_seconds*."""
         self.store = store
         self.clock = clock
         self.gc_seconds = float(gc_seconds)
-        self._is_not_found = is_not_found
         self._reservations: dict[str, Mapping[str, Any]] = {}  # name -> last seen object
         self._names: dict[str, str] = {}  # reservation uid -> name
         self._owners: dict[str, dict[str, _Owner]] = {}  # reservation uid -> pod uid -> owner
         self._pod_reservation: dict[str, str] = {}  # pod uid -> reservation uid it is indexed under
         self._nodes: set[str] = set()
-        self._expiry_timers: dict[str, tuple[float, Cancellable]] = {}
-        self._gc_timers: dict[str, tuple[float, Cancellable]] = {}
+        self._expiry_timers: dict[str, tuple[float, Timer]] = {}
+        self._gc_timers: dict[str, tuple[float, Timer]] = {}
 
     # ----- events -------------------------------------------------------------------------------
     def handle_event(self, type_: str, obj: Mapping[str, Any]) -> None:
@@ -192,10 +164,8 @@ class ReservationController:
     def _get(self, name: str) -> dict[str, Any] | None:
         try:
             return self.store.get(RESERVATION_KEY, "", name)
-        except Exception as e:
-            if self._is_not_found(e):
-                return None
-            raise
+        except NotFound:
+            return None
 
     def _sync(self, name: str) -> None:
         """Koordinator's sync/syncStatus for one reservation, plus arming its expiry or GC timer."""
@@ -263,7 +233,7 @@ class ReservationController:
         now = self.store.timestamp()
         status["phase"] = PHASE_AVAILABLE
         conditions = [dict(c) for c in status.get("conditions") or [] if c.get("type") != CONDITION_READY]
-        conditions.append(_condition(CONDITION_READY, "True", REASON_AVAILABLE, now))
+        conditions.append(probe_condition(CONDITION_READY, "True", REASON_AVAILABLE, now))
         status["conditions"] = conditions
 
     def _deadline(self, r: Mapping[str, Any]) -> float | None:
@@ -280,10 +250,8 @@ class ReservationController:
             return True
         try:
             self.store.get(NODE_KEY, "", node)
-        except Exception as e:
-            if self._is_not_found(e):
-                return False
-            raise
+        except NotFound:
+            return False
         self._nodes.add(node)
         return True
 
@@ -294,7 +262,7 @@ class ReservationController:
         status["phase"] = PHASE_FAILED
         conditions = [dict(c) for c in status.get("conditions") or []]
         idx = _last_ready(conditions)
-        fresh = _condition(CONDITION_READY, "False", REASON_EXPIRED, now)
+        fresh = probe_condition(CONDITION_READY, "False", REASON_EXPIRED, now)
         if idx < 0:
             conditions.append(fresh)
         elif conditions[idx].get("status") == "True":
@@ -313,7 +281,7 @@ class ReservationController:
         conditions = [dict(c) for c in status.get("conditions") or []]
         idx = _last_ready(conditions)
         if idx < 0:
-            conditions.append(_condition(CONDITION_READY, "False", REASON_SUCCEEDED, now))
+            conditions.append(probe_condition(CONDITION_READY, "False", REASON_SUCCEEDED, now))
         else:
             conditions[idx]["status"] = "False"
             conditions[idx]["reason"] = REASON_SUCCEEDED
@@ -323,10 +291,8 @@ class ReservationController:
     def _write(self, r: dict[str, Any], status: dict[str, Any]) -> None:
         try:
             stored = self.store.update_status({**r, "status": status})
-        except Exception as e:
-            if self._is_not_found(e):
-                return
-            raise
+        except NotFound:
+            return
         name = stored["metadata"]["name"]
         if name in self._reservations:
             self._reservations[name] = stored
@@ -366,16 +332,11 @@ class ReservationController:
 
     def _delete(self, name: str) -> None:
         self._cancel(self._gc_timers, name)
-        try:
+        with contextlib.suppress(NotFound):
             self.store.delete(RESERVATION_KEY, "", name)
-        except Exception as e:
-            if not self._is_not_found(e):
-                raise
 
     # ----- timers -------------------------------------------------------------------------------
-    def _arm(
-        self, timers: dict[str, tuple[float, Cancellable]], name: str, when: float, priority: int
-    ) -> None:
+    def _arm(self, timers: dict[str, tuple[float, Timer]], name: str, when: float, priority: int) -> None:
         current = timers.get(name)
         if current is not None:
             if current[0] == when:
@@ -395,7 +356,7 @@ class ReservationController:
             self._sync(name)
 
     @staticmethod
-    def _cancel(timers: dict[str, tuple[float, Cancellable]], name: str) -> None:
+    def _cancel(timers: dict[str, tuple[float, Timer]], name: str) -> None:
         current = timers.pop(name, None)
         if current is not None:
             current[1].cancel()
@@ -453,13 +414,3 @@ def _is_expired(conditions: list[Any]) -> bool:
         if c.get("type") == CONDITION_READY:
             return bool(c.get("status") == "False" and c.get("reason") == REASON_EXPIRED)
     return False
-
-
-def _condition(type_: str, status: str, reason: str, now: str) -> dict[str, Any]:
-    return {
-        "type": type_,
-        "status": status,
-        "reason": reason,
-        "lastProbeTime": now,
-        "lastTransitionTime": now,
-    }

@@ -16,22 +16,15 @@ import itertools
 import math
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
+from berth.clock import Clock
 from berth.scheduler.framework.podinfo import PodInfo
 from berth.scheduler.framework.status import Status
 
 UNSCHEDULABLE_FLUSH_PERIOD = 30.0
 MAX_IN_UNSCHEDULABLE = 300.0
 BACKOFF_WINDOW = 1.0  # kube's backoffQOrderingWindowDuration
-
-
-class QueueClock(Protocol):
-    """The clock operations the queue needs."""
-
-    def now(self) -> float: ...
-
-    def call_at(self, when: float, fn: Callable[[], None], priority: int = 0) -> Any: ...
 
 
 @dataclass(slots=True)
@@ -58,7 +51,7 @@ class SchedulingQueue:
 
     def __init__(
         self,
-        clock: QueueClock,
+        clock: Clock,
         sort_key: Callable[[PodInfo, float], tuple[Any, ...]],
         pre_enqueue: Callable[[PodInfo], Status],
         *,

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from berth.api.errors import NotFound, StatusError
+from berth.api.errors import StatusError
 from berth.api.kinds import lookup_kind
 from berth.api.manifest import Manifest
 from berth.api.watch import WatchEvent
@@ -67,7 +67,7 @@ class Simulation:
         self.scheduler = Scheduler(
             self.store, self.clock, self.events, registry or builtin_registry(), config, seed=seed
         )
-        self.kubelet = SimKubelet(self.store, self.clock, is_not_found=lambda e: isinstance(e, NotFound))
+        self.kubelet = SimKubelet(self.store, self.clock)
         self.reservations = ReservationController(self.store, self.clock)
         self.workloads = WorkloadControllers(self.store, self.clock)
         self.disruption = DisruptionController(

@@ -10,8 +10,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
+from berth.api.contracts import Store
 from berth.api.errors import Forbidden, NotFound
 from berth.api.kinds import lookup_kind
 from berth.api.validation import SYSTEM_PRIORITY_CLASSES
@@ -28,24 +29,7 @@ SYSTEM_PRIORITY_CLASS_DESCRIPTIONS: dict[str, str] = {
 }
 
 
-class AdmissionStore(Protocol):
-    """The store operations admission needs."""
-
-    def get(self, key: tuple[str, str], namespace: str, name: str) -> dict[str, Any]: ...
-
-    def list(
-        self,
-        key: tuple[str, str],
-        namespace: str | None = None,
-        *,
-        label_selector: Any = None,
-        field_selector: str | None = None,
-    ) -> tuple[list[dict[str, Any]], str]: ...
-
-    def create(self, obj: dict[str, Any]) -> dict[str, Any]: ...
-
-
-def create_system_priority_classes(store: AdmissionStore) -> None:
+def create_system_priority_classes(store: Store) -> None:
     """Create the built-in PriorityClasses, as kube-apiserver's bootstrap does when it starts."""
     for name, description in SYSTEM_PRIORITY_CLASS_DESCRIPTIONS.items():
         store.create(
@@ -60,7 +44,7 @@ def create_system_priority_classes(store: AdmissionStore) -> None:
         )
 
 
-def _resolve_priority(store: AdmissionStore, pod: dict[str, Any]) -> None:
+def _resolve_priority(store: Store, pod: dict[str, Any]) -> None:
     spec = pod.setdefault("spec", {})
     name = pod["metadata"]["name"]
     class_name = spec.get("priorityClassName")
@@ -108,7 +92,7 @@ def _default_pod(pod: dict[str, Any]) -> None:
 
 
 def pod_admission(
-    store: AdmissionStore,
+    store: Store,
 ) -> Callable[[str, dict[str, Any], dict[str, Any] | None], dict[str, Any]]:
     """The admission function for pods (priority resolution and scheduling defaults)."""
 
@@ -123,7 +107,7 @@ def pod_admission(
 
 
 def namespace_autoprovision(
-    store: AdmissionStore,
+    store: Store,
 ) -> Callable[[str, dict[str, Any], dict[str, Any] | None], dict[str, Any]]:
     """The admission function that creates a missing namespace for a namespaced object."""
     known: set[str] = set()

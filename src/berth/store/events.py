@@ -7,29 +7,11 @@ Repeated events of one object with the same type, reason and message update the 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any
+
+from berth.api.contracts import Store
 
 EVENT_KEY = ("", "Event")
-
-
-class EventStore(Protocol):
-    """The store operations the recorder needs."""
-
-    def create(self, obj: dict[str, Any]) -> dict[str, Any]: ...
-
-    def patch(
-        self,
-        key: tuple[str, str],
-        namespace: str,
-        name: str,
-        patch: dict[str, Any],
-        *,
-        subresource: str | None = None,
-    ) -> dict[str, Any]: ...
-
-    def timestamp(self, at: float | None = None) -> str: ...
-
-    def now_nanos(self) -> int: ...
 
 
 class EventRecorder:
@@ -40,9 +22,7 @@ class EventRecorder:
     pauses, so recording stays off the scheduling loop.
     """
 
-    def __init__(
-        self, store: EventStore, component: str = "default-scheduler", *, buffered: bool = False
-    ) -> None:
+    def __init__(self, store: Store, component: str = "default-scheduler", *, buffered: bool = False) -> None:
         self.store = store
         self.component = component
         self.buffered = buffered

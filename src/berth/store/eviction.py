@@ -33,12 +33,14 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
+from berth.api.conditions import set_status_condition
 from berth.api.contracts import Store
 from berth.api.errors import Conflict, Forbidden, InternalError, NotFound, StatusError, TooManyRequests
 from berth.api.labels import LabelSelectorError, Selector, compile_label_selector
+from berth.api.timestamps import format_time, parse_time
 from berth.api.wellknown import parse_duration
 
 __all__ = [
@@ -55,11 +57,9 @@ __all__ = [
     "EvictionTimeout",
     "RateLimit",
     "evict",
-    "format_time",
     "is_pod_ready",
     "matching_budgets",
     "parse_rate_limit",
-    "parse_time",
     "pdb_selector",
     "set_disruption_allowed_condition",
 ]
@@ -97,8 +97,6 @@ CONDITION_DISRUPTION_ALLOWED = "DisruptionAllowed"
 REASON_SUFFICIENT_PODS = "SufficientPods"
 REASON_INSUFFICIENT_PODS = "InsufficientPods"
 
-_TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
-
 
 class EvictionBlocked(TooManyRequests):
     """429: the eviction would violate a disruption budget; `.causes` lists (type, message) pairs."""
@@ -124,26 +122,6 @@ class EvictionTimeout(StatusError):
 
 
 # ----- small shared helpers -------------------------------------------------------------------------------
-
-
-def format_time(when: datetime) -> str:
-    """RFC 3339 in whole seconds, UTC, as metav1.Time marshals."""
-    return when.astimezone(UTC).strftime(_TIME_FORMAT)
-
-
-def parse_time(text: object) -> datetime | None:
-    """An RFC 3339 time (``Z`` or offset, optional fraction) as aware UTC, or None when absent/invalid."""
-    if not isinstance(text, str) or not text:
-        return None
-    try:
-        if text.endswith("Z"):
-            text = text[:-1] + "+00:00"
-        when = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    if when.tzinfo is None:
-        return None
-    return when.astimezone(UTC)
 
 
 def is_pod_ready(pod: Mapping[str, Any]) -> bool:
@@ -191,34 +169,6 @@ def set_disruption_allowed_condition(status: dict[str, Any], now: str) -> None:
         int(status.get("observedGeneration") or 0),
         now,
     )
-
-
-def set_status_condition(
-    status: dict[str, Any], type_: str, cond_status: str, reason: str, message: str, generation: int, now: str
-) -> None:
-    """apimeta.SetStatusCondition: add or update a metav1.Condition (transition time only on status change)."""
-    conditions = [dict(c) for c in status.get("conditions") or ()]
-    for c in conditions:
-        if c.get("type") == type_:
-            if c.get("status") != cond_status:
-                c["status"] = cond_status
-                c["lastTransitionTime"] = now
-            c["reason"] = reason
-            c["message"] = message
-            c["observedGeneration"] = generation
-            break
-    else:
-        conditions.append(
-            {
-                "type": type_,
-                "status": cond_status,
-                "observedGeneration": generation,
-                "lastTransitionTime": now,
-                "reason": reason,
-                "message": message,
-            }
-        )
-    status["conditions"] = conditions
 
 
 # ----- rate limit -----------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ import contextlib
 from collections.abc import Mapping
 from typing import Any
 
+from berth.api.contracts import Recorder, Store
 from berth.api.errors import NotFound, StatusError
 from berth.api.labels import LabelSelectorError, Selector, compile_label_selector
 from berth.clock import Clock, Timer
@@ -21,7 +22,6 @@ from berth.controllers.workloads.common import (
     DEPLOYMENT_KEY,
     POD_KEY,
     RS_KEY,
-    WorkloadStore,
     controller_of,
     is_pod_active,
     parse_time,
@@ -52,10 +52,10 @@ class WorkloadControllers:
 
     def __init__(
         self,
-        store: WorkloadStore,
+        store: Store,
         clock: Clock,
-        rs_events: EventRecorder | None = None,
-        deployment_events: EventRecorder | None = None,
+        rs_events: Recorder | None = None,
+        deployment_events: Recorder | None = None,
         *,
         priority: int = RECONCILE_PRIORITY,
     ) -> None:

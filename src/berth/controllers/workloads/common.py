@@ -5,16 +5,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any, Protocol
-
-from berth.api.contracts import Store
+from typing import Any
 
 __all__ = [
     "DEPLOYMENT_KEY",
     "HASH_LABEL",
     "POD_KEY",
     "RS_KEY",
-    "WorkloadStore",
     "controller_of",
     "controller_ref",
     "is_pod_active",
@@ -40,18 +37,6 @@ DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
 
 BURST_REPLICAS = 500
 """The ReplicaSet controller creates or deletes at most this many pods per sync (kube's burstReplicas)."""
-
-
-class WorkloadStore(Store, Protocol):
-    """The store the workload controllers use: the `Store` protocol plus object timestamps."""
-
-    def timestamp(self, at: float | None = None) -> str:
-        """RFC 3339 (whole seconds, UTC) of clock time ``at`` (default: now)."""
-        ...
-
-    def now_nanos(self) -> int:
-        """Nanoseconds since the Unix epoch at the clock's current time (for Event names)."""
-        ...
 
 
 def controller_ref(owner: Mapping[str, Any]) -> Obj:

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from berth.controllers.workloads.common import WorkloadStore
+from berth.api.contracts import Recorder, Store
 from berth.controllers.workloads.podindex import PodIndex
-from berth.store.events import EventRecorder
 
 Requeue = Callable[[str, str, float], None]
 
@@ -19,9 +18,9 @@ class SyncController:
 
     def __init__(
         self,
-        store: WorkloadStore,
+        store: Store,
         pods: PodIndex,
-        recorder: EventRecorder,
+        recorder: Recorder,
         now: Callable[[], float],
         requeue: Requeue,
     ) -> None:

@@ -7,10 +7,10 @@ members are the group's pods that are not Succeeded/Failed; assigned members are
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime
 from typing import Any
 
 from berth.api.podgroup import POD_GROUP_LABEL, PodGroupSpec, compile_pod_group
+from berth.api.timestamps import unix_seconds
 
 _EMPTY: Mapping[str, Any] = {}
 _TERMINAL = ("Succeeded", "Failed")
@@ -31,17 +31,6 @@ class GroupState:
         """Assigned members other than ``uid`` (the snapshot of a cycle does not hold the pod in it)."""
         n = len(self.assigned)
         return n - 1 if uid in self.assigned else n
-
-
-def parse_time(text: object) -> float | None:
-    """Unix seconds of an RFC 3339 timestamp (None when absent or malformed)."""
-    if not isinstance(text, str) or not text:
-        return None
-    try:
-        when = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
-    except ValueError:
-        return None
-    return when.timestamp()
 
 
 class GroupIndex:
@@ -81,7 +70,7 @@ class GroupIndex:
             return
         g = self._state(full)
         g.spec = spec
-        created = parse_time(spec.created)
+        created = unix_seconds(spec.created)
         g.created_at = None if created is None else created - self._epoch
 
     def on_pod(self, type_: str, obj: Mapping[str, Any]) -> None:
@@ -123,4 +112,4 @@ class GroupIndex:
             self._drop_if_empty(full_name, g)
 
 
-__all__ = ["GroupIndex", "GroupState", "parse_time"]
+__all__ = ["GroupIndex", "GroupState"]

@@ -14,6 +14,7 @@ import numpy as np
 
 from berth.api.podgroup import POD_GROUP_KIND, POD_GROUP_LABEL
 from berth.api.quantity import format_resource
+from berth.api.timestamps import unix_seconds
 from berth.scheduler.framework import (
     ClusterEvent,
     Code,
@@ -27,7 +28,7 @@ from berth.scheduler.framework import (
     Status,
 )
 from berth.scheduler.plugins.coscheduling.args import NAME, CoschedulingArgs
-from berth.scheduler.plugins.coscheduling.groups import GroupIndex, GroupState, parse_time
+from berth.scheduler.plugins.coscheduling.groups import GroupIndex, GroupState
 
 SUCCESS = Status()
 WAIT = Status(Code.WAIT)
@@ -41,13 +42,12 @@ MSG_REJECT_UNRESERVE = "rejection in Unreserve"
 
 
 def _epoch_of(handle: Handle) -> float:
-    """Unix seconds of clock time 0, read from the cluster's timestamps when the client offers them."""
-    stamp = getattr(handle.client, "timestamp", None)
-    if callable(stamp):
-        parsed = parse_time(stamp(0.0))
-        if parsed is not None:
-            return parsed
-    return 0.0
+    """Unix seconds of clock time 0, read from the cluster's timestamps."""
+    stamp = handle.client.timestamp(0.0)
+    parsed = unix_seconds(stamp)
+    if parsed is None:
+        raise ValueError(f"the store's timestamp {stamp!r} is not RFC 3339")
+    return parsed
 
 
 class Coscheduling:

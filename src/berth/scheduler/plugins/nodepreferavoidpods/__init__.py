@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
 
+from berth.api.timestamps import unix_seconds
 from berth.scheduler.framework import CycleState, Handle, NodeInfo, NodeTable, PodInfo, Registry
 from berth.scheduler.framework.nodetable import IntArray
 
@@ -29,16 +29,6 @@ _AVOIDED_KINDS = ("ReplicationController", "ReplicaSet")
 
 # one avoid entry: (controller kind, controller uid, eviction time as Unix seconds or None = never expires)
 AvoidEntry = tuple[str, str, float | None]
-
-
-def _parse_time(text: object) -> float | None:
-    if not isinstance(text, str) or not text:
-        return None
-    try:
-        when = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
-    except ValueError:
-        return None
-    return when.timestamp() if when.tzinfo is not None else None
 
 
 def parse_avoid_pods(node: Mapping[str, Any]) -> tuple[AvoidEntry, ...]:
@@ -63,7 +53,7 @@ def parse_avoid_pods(node: Mapping[str, Any]) -> tuple[AvoidEntry, ...]:
             (
                 str(controller.get("kind") or ""),
                 str(controller.get("uid") or ""),
-                _parse_time(entry.get("evictionTime")),
+                unix_seconds(entry.get("evictionTime")),
             )
         )
     return tuple(out)
@@ -149,17 +139,16 @@ class NodePreferAvoidPods:
 
 
 def _clock_reader(handle: Handle) -> Callable[[], float]:
-    """Unix seconds now: from the store's timestamp (the cluster's clock) when available, else wall time."""
-    client = getattr(handle, "client", None)
-    stamp = getattr(client, "timestamp", None)
-    if callable(stamp):
+    """Unix seconds now, by the cluster's clock (the store's timestamps)."""
 
-        def now() -> float:
-            parsed = _parse_time(stamp())
-            return parsed if parsed is not None else datetime.now(UTC).timestamp()
+    def now() -> float:
+        stamp = handle.client.timestamp()
+        parsed = unix_seconds(stamp)
+        if parsed is None:
+            raise ValueError(f"the store's timestamp {stamp!r} is not RFC 3339")
+        return parsed
 
-        return now
-    return lambda: datetime.now(UTC).timestamp()
+    return now
 
 
 def new(args: Mapping[str, Any], handle: Handle) -> NodePreferAvoidPods:

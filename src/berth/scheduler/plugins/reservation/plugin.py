@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from berth.api.conditions import probe_condition
+from berth.api.errors import NotFound
 from berth.api.quantity import format_resource
 from berth.api.reservation import (
     ANNOTATION_RESERVATION_ALLOCATED,
@@ -314,14 +316,14 @@ class Reservation:
         client = self.handle.client
         try:
             current = client.get(RESERVATION_KEY, "", meta.get("name", ""))
-        except Exception as e:  # the reservation went away meanwhile
+        except NotFound as e:  # the reservation went away meanwhile
             return Status(Code.ERROR, (f"cannot get reservation, err: {e}",))
         if current["metadata"].get("uid") != pod.uid:
             return Status(Code.ERROR, ("cannot get reservation, err: reservation was replaced",))
         status = dict(current.get("status") or {})
         if status.get("phase") == "Failed":
             return Status(Code.ERROR, ("reservation is not active",))
-        now = _now(client)
+        now = client.timestamp()
         info = ReservationInfo(current)
         plan: dict[int, list[PodInfo]] = state.get(STATE_KEY + "/pre-allocation") or {}
         taken = plan.get(self.handle.node_table().index.get(node_name, -1), [])
@@ -336,9 +338,9 @@ class Reservation:
         status["allocatable"] = {r: format_resource(r, v) for r, v in sorted(info.allocatable.items())}
         status["nodeName"] = node_name
         status["phase"] = "Waiting" if taken else "Available"
-        status["conditions"] = [_condition("Scheduled", "True", "Scheduled", now)]
+        status["conditions"] = [probe_condition("Scheduled", "True", "Scheduled", now)]
         if not taken:
-            status["conditions"].append(_condition("Ready", "True", "Available", now))
+            status["conditions"].append(probe_condition("Ready", "True", "Available", now))
         client.update_status({**current, "status": status})
         self.handle.record_event(
             current,
@@ -356,14 +358,14 @@ class Reservation:
         client = self.handle.client
         try:
             current = client.get(RESERVATION_KEY, "", name)
-        except Exception:  # deleted meanwhile: nothing to record
+        except NotFound:  # deleted meanwhile: nothing to record
             return
         if current["metadata"].get("uid") != pod.uid:
             return
         if len(message) > NOTE_LENGTH_LIMIT:
             message = message[: NOTE_LENGTH_LIMIT - 4] + " ..."
         self.handle.record_event(current, "Warning", "FailedScheduling", message, "Scheduling")
-        now = _now(client)
+        now = client.timestamp()
         status = dict(current.get("status") or {})
         conditions = [dict(c) for c in status.get("conditions") or []]
         for c in conditions:
@@ -953,18 +955,3 @@ def _exact_match(requests: Mapping[str, int], allocatable: Mapping[str, int], na
         if allocatable[rn] != requests[rn]:
             return False
     return True
-
-
-def _condition(type_: str, status: str, reason: str, now: str) -> dict[str, Any]:
-    return {
-        "type": type_,
-        "status": status,
-        "reason": reason,
-        "lastProbeTime": now,
-        "lastTransitionTime": now,
-    }
-
-
-def _now(client: Any) -> str:
-    fmt = getattr(client, "timestamp", None)
-    return str(fmt()) if callable(fmt) else ""
