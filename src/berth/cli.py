@@ -15,6 +15,7 @@ import yaml
 from berth.api.errors import InvalidObjectError
 from berth.api.manifest import ManifestError, load_manifests
 from berth.api.wellknown import parse_duration
+from berth.clock import RealClock
 from berth.gc_policy import tune_for_throughput
 from berth.scheduler.framework.config import ConfigError, SchedulerConfig, parse_config
 
@@ -215,13 +216,19 @@ def _connect(
 
 
 def _server_error(e: Exception) -> typer.Exit:
-    from berth.remote.client import APIError
+    """kubectl's report of a refusal (``Error from server (NotFound): ...``) or of an unreachable server."""
+    from berth.api.errors import StatusError
 
-    if isinstance(e, APIError) and e.reason:
+    if isinstance(e, StatusError):
         typer.echo(f"Error from server ({e.reason}): {e.message}", err=True)
     else:
         typer.echo(f"error: {e}", err=True)
     return typer.Exit(1)
+
+
+def _drain_clock() -> RealClock:
+    """The clock a drain against an API server runs on (tests put a simulated cluster's time here)."""
+    return RealClock()
 
 
 def _node_command(
@@ -234,14 +241,15 @@ def _node_command(
     insecure: bool,
 ) -> None:
     """Run ``cordon`` or ``uncordon`` on ``node`` and print kubectl's line."""
-    from berth.remote.client import APIError
-    from berth.remote.drain import cordon_node, uncordon_node
+    from berth.api.errors import StatusError
+    from berth.descheduler.drain import set_unschedulable
+    from berth.remote.client import ServerUnreachable
+    from berth.remote.store import RemoteStore
 
-    client = _connect(kubeconfig, context, server, token, insecure)
-    step = cordon_node if action == "cordon" else uncordon_node
+    store = RemoteStore(_connect(kubeconfig, context, server, token, insecure))
     try:
-        typer.echo(step(client, node))
-    except APIError as e:
+        typer.echo(set_unschedulable(store, node, action == "cordon")[1])
+    except (StatusError, ServerUnreachable) as e:
         raise _server_error(e) from None
 
 
@@ -277,6 +285,13 @@ def drain(
     ignore_daemonsets: Annotated[
         bool, typer.Option(help="Accepted for kubectl compatibility: DaemonSet pods are always skipped.")
     ] = True,
+    prefer_avoid_pods: Annotated[
+        bool,
+        typer.Option(
+            help="Ask the node to avoid each evicted pod's controller afterwards "
+            "(scheduler.alpha.kubernetes.io/preferAvoidPods; kubectl never does)."
+        ),
+    ] = False,
     kubeconfig: Kubeconfig = None,
     context: Context = None,
     server: Server = None,
@@ -284,9 +299,11 @@ def drain(
     insecure_skip_tls_verify: Insecure = False,
 ) -> None:
     """Cordon a node and evict its pods through the eviction API, respecting PodDisruptionBudgets."""
+    from berth.api.errors import StatusError
     from berth.descheduler.drain import DrainError
-    from berth.remote.client import APIError
-    from berth.remote.drain import drain_node
+    from berth.descheduler.drain import drain as start_drain
+    from berth.remote.client import ServerUnreachable
+    from berth.remote.store import RemoteStore
 
     try:
         timeout_s = parse_duration(timeout)
@@ -294,20 +311,25 @@ def drain(
         raise _invalid(f'--timeout: invalid duration "{timeout}"') from None
     if grace_period < -1:
         raise _invalid(f"--grace-period: invalid value {grace_period} (expected -1 or more)")
-    client = _connect(kubeconfig, context, server, token, insecure_skip_tls_verify)
+    clock = _drain_clock()
+    store = RemoteStore(_connect(kubeconfig, context, server, token, insecure_skip_tls_verify), clock)
     try:
-        outcome = drain_node(
-            client,
+        op = start_drain(
+            store,
+            clock,
             node,
             force=force,
             timeout=timeout_s,
             grace_period_seconds=None if grace_period < 0 else grace_period,
-            out=typer.echo,
+            prefer_avoid=prefer_avoid_pods,
+            on_log=typer.echo,
         )
-        error = outcome.error
+        while not op.done and clock.step():
+            pass
+        error = op.result.error if op.result is not None else "drain stopped before it finished"
     except DrainError as e:
         error = str(e)
-    except APIError as e:
+    except (StatusError, ServerUnreachable) as e:
         raise _server_error(e) from None
     if error:
         typer.echo(

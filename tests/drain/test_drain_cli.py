@@ -1,12 +1,13 @@
 """``berth cordon / uncordon / drain`` through the CLI, against an API server in the test's process.
 
 The API server is Berth's own REST layer (`berth.server.rest`) over a simulated cluster, reached
-through an httpx transport; the drain's sleeps advance the simulation's virtual clock.
+through an httpx transport; the drain's clock is the simulation's, so its waits advance virtual time.
 """
 
 from __future__ import annotations
 
 import urllib.parse
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +17,8 @@ from drain_helpers import NODE, PDB, advance, budget, deployment, healthy, node,
 from typer.testing import CliRunner
 
 import berth.cli
-import berth.remote.drain
 from berth.cli import app
+from berth.clock import Timer
 from berth.remote.client import KubeClient
 from berth.server.rest import Request, RestAPI
 from berth.sim.engine import Simulation
@@ -38,6 +39,29 @@ def _transport(sim: Simulation, seen: list[str]) -> httpx.MockTransport:
     return httpx.MockTransport(handle)
 
 
+class SimulatedTime:
+    """The drain's clock: the simulation's own timers, and each step advances the whole simulation."""
+
+    def __init__(self, sim: Simulation) -> None:
+        self.sim = sim
+
+    def now(self) -> float:
+        return self.sim.clock.now()
+
+    def call_at(self, when: float, fn: Callable[[], None], priority: int = 0) -> Timer:
+        return self.sim.clock.call_at(when, fn, priority)
+
+    def call_later(self, delay: float, fn: Callable[[], None], priority: int = 0) -> Timer:
+        return self.sim.clock.call_later(delay, fn, priority)
+
+    def step(self) -> bool:
+        due = self.sim.clock.peek()
+        if due is None:
+            return False
+        advance(self.sim, due)
+        return True
+
+
 @pytest.fixture
 def cluster(monkeypatch: pytest.MonkeyPatch) -> Any:
     """Returns a function that puts a simulation behind the CLI's API connection."""
@@ -48,16 +72,8 @@ def cluster(monkeypatch: pytest.MonkeyPatch) -> Any:
         def connect(*args: Any) -> KubeClient:
             return KubeClient("http://berth.test", transport=_transport(sim, seen))
 
-        def sleep(seconds: float) -> None:
-            advance(sim, sim.clock.now() + seconds)
-
         monkeypatch.setattr(berth.cli, "_connect", connect)
-        original = berth.remote.drain.drain_node
-
-        def drain_node(*args: Any, **kw: Any) -> Any:
-            return original(*args, now=sim.clock.now, sleep=sleep, **kw)
-
-        monkeypatch.setattr(berth.remote.drain, "drain_node", drain_node)
+        monkeypatch.setattr(berth.cli, "_drain_clock", lambda: SimulatedTime(sim))
         return seen
 
     return attach

@@ -10,7 +10,7 @@ from drain_helpers import NODE, PDB, advance, bare_pod, budget, deployment, heal
 from berth.api.errors import NotFound
 from berth.api.watch import WatchEvent
 from berth.descheduler import DrainError, DrainResult, cordon, drain, uncordon
-from berth.descheduler.drain import go_duration, pods_to_evict
+from berth.descheduler.drain import pods_to_evict
 from berth.sim.engine import Simulation
 
 VIOLATES = "Cannot evict pod as it would violate the pod's disruption budget."
@@ -162,23 +162,6 @@ def test_cordoned_node_gets_no_new_pods() -> None:
     advance(sim, 10.0)
     assert pods_on(sim, "n1") == []
     assert len(pods_on(sim, "n2")) == 4
-
-
-@pytest.mark.parametrize(
-    ("seconds", "text"),
-    [
-        (0, "0s"),
-        (5, "5s"),
-        (30, "30s"),
-        (60, "1m0s"),
-        (300, "5m0s"),
-        (90, "1m30s"),
-        (3600, "1h0m0s"),
-        (1.5, "1.5s"),
-    ],
-)
-def test_go_duration(seconds: float, text: str) -> None:
-    assert go_duration(seconds) == text
 
 
 def _pod(

@@ -103,7 +103,7 @@ def test_steps_parse() -> None:
         (
             {"at": 1, "drain": {"node": "n", "wait": 1}},
             "spec.steps[0].drain.wait",
-            'Unsupported value: "wait": supported values: "node", "timeout", "force", "gracePeriodSeconds"',
+            'Unsupported value: "wait": supported values: "node", "timeout", "force", "gracePeriodSeconds", "preferAvoidPods"',
         ),
         (
             {"at": 1, "drain": {"node": "n", "force": "yes"}},

@@ -3,16 +3,18 @@
 One `Store` serves the whole house: the embedded `berth.store.MemoryStore` satisfies it, and so will the
 HTTP server's storage and the client of a real API server. Controllers, the scheduler (and, through the
 framework handle, its plugins), admission, the event recorder and drain all take this one protocol.
+The embedded store's synchronous `subscribe` is not part of it: only the simulation engine, which owns
+that store, uses it; everyone else learns of changes through `watch`.
 Refusals are the typed errors of `berth.api.errors`. Time comes from `berth.clock.Clock`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, Protocol
 
 from berth.api.labels import Selector
-from berth.api.watch import ResourceKey, Watch, WatchEvent
+from berth.api.watch import ResourceKey, Watch
 
 __all__ = ["Recorder", "Store"]
 
@@ -91,12 +93,6 @@ class Store(Protocol):
         namespace: str | None = None,
     ) -> Watch:
         """Events after `resource_version`; None/"0" starts with ADDED for every current object."""
-        ...
-
-    def subscribe(
-        self, callback: Callable[[WatchEvent], None], key: ResourceKey | None = None
-    ) -> Callable[[], None]:
-        """Call `callback` synchronously after each committed write; returns an unsubscribe function."""
         ...
 
     def bind(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -37,7 +38,7 @@ class Watch:
     arrives in an empty buffer, so an event loop can schedule a `poll()` instead of polling.
     """
 
-    __slots__ = ("_buffer", "_on_stop", "key", "namespace", "on_ready", "stopped")
+    __slots__ = ("_buffer", "_on_stop", "closed", "key", "namespace", "on_ready", "stopped")
 
     def __init__(
         self,
@@ -50,7 +51,8 @@ class Watch:
         self.namespace = namespace or None
         self.on_ready: Callable[[], None] | None = None
         self.stopped = False
-        self._buffer: list[WatchEvent] = []
+        self.closed = False
+        self._buffer: deque[WatchEvent] = deque()
         self._on_stop = on_stop
 
     def wants(self, event: WatchEvent) -> bool:
@@ -66,28 +68,32 @@ class Watch:
         if self.stopped:
             return
         buf = self._buffer
-        buf.append(event)
+        buf.append(event)  # deque appends and pops are atomic: a store may push from another thread
         if len(buf) == 1 and self.on_ready is not None:
             self.on_ready()
 
     def poll(self) -> list[WatchEvent]:
         """Drain and return every buffered event (oldest first); never blocks."""
-        out = self._buffer
-        if not out:
-            return []
-        self._buffer = []
+        buf = self._buffer
+        out: list[WatchEvent] = []
+        while buf:
+            out.append(buf.popleft())
         return out
 
     def pending(self) -> int:
         """Number of buffered events."""
         return len(self._buffer)
 
+    def close(self) -> None:
+        """The source ended the stream (store side): no event follows; those buffered stay to be polled."""
+        self.closed = True
+
     def stop(self) -> None:
         """Stop receiving events and drop anything buffered."""
         if self.stopped:
             return
         self.stopped = True
-        self._buffer = []
+        self._buffer.clear()
         if self._on_stop is not None:
             self._on_stop(self)
             self._on_stop = None

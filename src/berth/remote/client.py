@@ -1,29 +1,23 @@
-"""A small Kubernetes API client over httpx: wire-form dicts in and out, API errors as ``APIError``."""
+"""A small Kubernetes API client over httpx: wire-form dicts in and out; a refusal raises the
+`berth.api.errors.StatusError` its metav1.Status names (the one place a remote Status becomes an exception)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import httpx
 
+from berth.api.errors import StatusError, error_from_status
+
 Obj = dict[str, Any]
 
-__all__ = ["APIError", "KubeClient"]
-
-POD_PATH = "/api/v1/namespaces/{ns}/pods/{name}"
+__all__ = ["KubeClient", "ServerUnreachable"]
 
 
-class APIError(Exception):
-    """A refusal from the API server: HTTP ``code``, metav1.Status ``reason`` and ``message``."""
-
-    def __init__(self, code: int, reason: str, message: str, status: Mapping[str, Any] | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.reason = reason
-        self.message = message
-        self.status: Mapping[str, Any] = status or {}
+class ServerUnreachable(Exception):
+    """The API server could not be reached (no answer, refused connection, TLS failure, ...)."""
 
 
 class KubeClient:
@@ -64,52 +58,41 @@ class KubeClient:
         body: Mapping[str, Any] | None = None,
         content_type: str = "application/json",
     ) -> Obj:
-        """One request; the decoded JSON body, or APIError for a non-2xx answer."""
+        """One request; the decoded JSON body, or the StatusError of a non-2xx answer."""
         content = None if body is None else json.dumps(body).encode()
         headers = {"Content-Type": content_type} if body is not None else {}
         try:
             resp = self._http.request(method, path, params=params, content=content, headers=headers)
         except httpx.HTTPError as e:
-            raise APIError(0, "ConnectionError", f"{method} {path}: {e}") from None
+            raise ServerUnreachable(f"{method} {path}: {e}") from None
         try:
             doc = resp.json() if resp.content else {}
         except ValueError:
             doc = {}
         if resp.status_code >= 300:
-            if isinstance(doc, dict) and doc.get("kind") == "Status":
-                raise APIError(
-                    resp.status_code, str(doc.get("reason") or ""), str(doc.get("message") or ""), doc
-                )
-            raise APIError(resp.status_code, "", resp.text.strip() or f"HTTP {resp.status_code}")
+            raise _refusal(resp.status_code, doc, resp.text)
         return doc if isinstance(doc, dict) else {}
 
-    # ----- the calls node maintenance needs -------------------------------------------------
-    def get_node(self, name: str) -> Obj:
-        """GET a node."""
-        return self.request("GET", f"/api/v1/nodes/{name}")
+    def stream_lines(self, path: str, params: Mapping[str, str]) -> Iterator[Obj]:
+        """A streaming GET (a watch): each JSON line of the answer, decoded, until the server ends it."""
+        try:
+            with self._http.stream("GET", path, params=params, timeout=None) as resp:
+                if resp.status_code >= 300:
+                    text = resp.read().decode(errors="replace")
+                    try:
+                        doc = json.loads(text) if text else {}
+                    except ValueError:
+                        doc = {}
+                    raise _refusal(resp.status_code, doc, text)
+                for line in resp.iter_lines():
+                    if line.strip():
+                        yield json.loads(line)
+        except httpx.HTTPError as e:
+            raise ServerUnreachable(f"GET {path}: {e}") from None
 
-    def patch_node(self, name: str, patch: Mapping[str, Any]) -> Obj:
-        """Merge-patch a node."""
-        return self.request(
-            "PATCH", f"/api/v1/nodes/{name}", body=patch, content_type="application/merge-patch+json"
-        )
 
-    def pods_on_node(self, node: str) -> list[Obj]:
-        """Every pod bound to ``node``, in all namespaces."""
-        doc = self.request("GET", "/api/v1/pods", params={"fieldSelector": f"spec.nodeName={node}"})
-        return list(doc.get("items") or [])
-
-    def get_pod(self, namespace: str, name: str) -> Obj:
-        """GET a pod."""
-        return self.request("GET", POD_PATH.format(ns=namespace, name=name))
-
-    def evict(self, namespace: str, name: str, grace_period_seconds: int | None = None) -> Obj:
-        """POST a policy/v1 Eviction for the pod."""
-        body: Obj = {
-            "apiVersion": "policy/v1",
-            "kind": "Eviction",
-            "metadata": {"name": name, "namespace": namespace},
-        }
-        if grace_period_seconds is not None:
-            body["deleteOptions"] = {"gracePeriodSeconds": grace_period_seconds}
-        return self.request("POST", POD_PATH.format(ns=namespace, name=name) + "/eviction", body=body)
+def _refusal(code: int, doc: object, text: str) -> StatusError:
+    """The exception for a non-2xx answer: its metav1.Status, or the HTTP code and body text."""
+    if isinstance(doc, dict) and doc.get("kind") == "Status":
+        return error_from_status(doc, code)
+    return error_from_status({"message": text.strip() or f"HTTP {code}"}, code)

@@ -4,7 +4,7 @@ One request in, one (HTTP code, JSON body) out, with no transport attached: the 
 ``berth serve`` and in-process clients (tests, tools) share it. Supported: get, list (labelSelector,
 fieldSelector), create, update, patch (JSON merge patch; strategic merge patches are applied as merge
 patches), delete (gracePeriodSeconds, dryRun), the ``status`` subresource and the pods' ``eviction``
-subresource (policy/v1 Eviction, Berth's eviction API). Watches are not served.
+subresource (policy/v1 Eviction, Berth's eviction API) and ``binding`` (v1 Binding). Watches are not served.
 """
 
 from __future__ import annotations
@@ -15,9 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from berth.api.contracts import Store
-from berth.api.errors import BadRequest, NotFound, StatusError
+from berth.api.errors import BadRequest, Invalid, NotFound, StatusError
 from berth.api.kinds import KindInfo, UnknownKindError, all_kinds
-from berth.store.eviction import evict
 
 Obj = dict[str, Any]
 Query = Mapping[str, Sequence[str]]
@@ -129,10 +128,10 @@ class RestAPI:
         route = resolve(req.path)
         key = (route.info.group, route.info.kind)
         method = req.method.upper()
-        if route.subresource == "eviction":
+        if route.subresource in ("eviction", "binding"):
             if method != "POST" or route.info.kind != "Pod":
                 raise _not_found(req.path)
-            return self._evict(route, req)
+            return self._evict(route, req) if route.subresource == "eviction" else self._bind(route, req)
         if route.subresource not in ("", "status"):
             raise _not_found(req.path)
         ns = route.namespace
@@ -176,11 +175,25 @@ class RestAPI:
     def _evict(self, route: Route, req: Request) -> tuple[int, Obj]:
         body = _json_body(req.body)
         options = body.get("deleteOptions") or {}
-        evict(
-            self.store,
+        self.store.evict(
             route.namespace,
             route.name,
             dry_run=_dry_run(req.query, options),
             grace_period_seconds=_grace({}, options),
+        )
+        return 201, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
+
+    def _bind(self, route: Route, req: Request) -> tuple[int, Obj]:
+        body = _json_body(req.body)
+        meta = body.get("metadata") or {}
+        target = body.get("target") or {}
+        if not target.get("name"):
+            raise Invalid.of("Binding", "", route.name, [("target.name", "Required value")])
+        self.store.bind(
+            route.namespace,
+            route.name,
+            str(target["name"]),
+            uid=meta.get("uid") or None,
+            annotations=meta.get("annotations") or None,
         )
         return 201, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}

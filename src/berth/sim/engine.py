@@ -131,6 +131,7 @@ class Simulation:
                     timeout=spec.timeout,
                     force=spec.force,
                     grace_period_seconds=spec.grace_period_seconds,
+                    prefer_avoid=spec.prefer_avoid_pods,
                     on_done=self._drain_done,
                 )
             except DrainError as e:

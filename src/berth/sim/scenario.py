@@ -31,12 +31,14 @@ class ObjectRef:
 
 @dataclass(frozen=True, slots=True)
 class DrainSpec:
-    """A ``drain:`` step: the node, an overall timeout (None: none), force, and a grace-period override."""
+    """A ``drain:`` step: the node, an overall timeout (None: none), force, a grace-period override, and
+    whether the node should avoid each evicted pod's controller afterwards (PreferAvoidPods)."""
 
     node: str
     timeout: float | None = None
     force: bool = False
     grace_period_seconds: int | None = None
+    prefer_avoid_pods: bool = False
 
 
 @dataclass(slots=True)
@@ -102,7 +104,7 @@ def _ref(d: Any, name: str, path: str, source: str) -> ObjectRef:
 
 
 _STEP_FIELDS = ("at", "create", "delete", "patch", "drain", "cordon", "uncordon")
-_DRAIN_FIELDS = ("node", "timeout", "force", "gracePeriodSeconds")
+_DRAIN_FIELDS = ("node", "timeout", "force", "gracePeriodSeconds", "preferAvoidPods")
 
 
 def _node_names(value: Any, name: str, path: str, source: str) -> list[str]:
@@ -135,7 +137,8 @@ def _refuse_unknown(
 
 
 def _drain_spec(value: Any, name: str, path: str, source: str) -> DrainSpec:
-    """A ``drain:`` value: ``NODE`` or ``{node: NODE, timeout: 5m, force: true, gracePeriodSeconds: 0}``."""
+    """A ``drain:`` value: ``NODE`` or ``{node: NODE, timeout: 5m, force: true, gracePeriodSeconds: 0,
+    preferAvoidPods: true}``."""
     if isinstance(value, str) and value:
         return DrainSpec(value)
     if not isinstance(value, Mapping):
@@ -147,11 +150,8 @@ def _drain_spec(value: Any, name: str, path: str, source: str) -> DrainSpec:
     if not isinstance(node, str) or not node:
         raise InvalidObjectError(SCENARIO_KIND, name, f"{path}.node", node, "Required value", source=source)
     timeout = value.get("timeout")
-    force = value.get("force", False)
-    if not isinstance(force, bool):
-        raise InvalidObjectError(
-            SCENARIO_KIND, name, f"{path}.force", force, "Invalid value: must be a boolean", source=source
-        )
+    force = _flag(value, "force", name, path, source)
+    avoid = _flag(value, "preferAvoidPods", name, path, source)
     grace = value.get("gracePeriodSeconds")
     if grace is not None and (not isinstance(grace, int) or isinstance(grace, bool)):
         raise InvalidObjectError(
@@ -167,7 +167,23 @@ def _drain_spec(value: Any, name: str, path: str, source: str) -> DrainSpec:
         None if timeout is None else _duration(timeout, name, f"{path}.timeout", source),
         force,
         grace,
+        avoid,
     )
+
+
+def _flag(value: Mapping[str, Any], field_name: str, name: str, path: str, source: str) -> bool:
+    """A boolean field of a step (false when absent)."""
+    flag = value.get(field_name, False)
+    if not isinstance(flag, bool):
+        raise InvalidObjectError(
+            SCENARIO_KIND,
+            name,
+            f"{path}.{field_name}",
+            flag,
+            "Invalid value: must be a boolean",
+            source=source,
+        )
+    return flag
 
 
 def _node_steps(st: Mapping[str, Any], step: Step, name: str, path: str, source: str) -> None:

@@ -56,6 +56,7 @@ __all__ = [
     "EvictionBlocked",
     "EvictionTimeout",
     "RateLimit",
+    "add_prefer_avoid",
     "evict",
     "is_pod_ready",
     "matching_budgets",
@@ -294,7 +295,7 @@ def _avoid_entries(node: Mapping[str, Any]) -> list[Obj]:
     return [e for e in entries or () if isinstance(e, dict)]
 
 
-def _add_avoid(store: Store, pod: Mapping[str, Any], now: datetime) -> None:
+def add_prefer_avoid(store: Store, pod: Mapping[str, Any], now: datetime) -> None:
     """Put the pod's controller on its node's preferAvoidPods list (pruning expired entries)."""
     ref = _controller_ref(pod)
     node_name = (pod.get("spec") or {}).get("nodeName")
@@ -478,7 +479,7 @@ def evict(
     pod = store.get(POD_KEY, namespace, name)
     result = _evict(store, pod, dry_run, grace_period_seconds, when)
     if avoid and not dry_run:
-        _add_avoid(store, pod, when)
+        add_prefer_avoid(store, pod, when)
     return result
 
 
