@@ -5,8 +5,9 @@ from typing import Any
 
 import pytest
 
+from berth.api.checks import Context
 from berth.api.errors import InvalidObjectError
-from berth.api.validation import KIND_VALIDATORS, Context, register_validator, validate_object
+from berth.api.validation import KIND_VALIDATORS, register_validator, validate_object
 
 POD: dict[str, Any] = {
     "apiVersion": "v1",

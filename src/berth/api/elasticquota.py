@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from berth.api.checks import Context
 from berth.api.errors import QuantityError
 from berth.api.quantity import format_resource, resource_amount
-from berth.api.validation import Context
 
 __all__ = ["ELASTIC_QUOTA_GROUPS", "format_resource_list", "quota_limits", "validate_elastic_quota"]
 

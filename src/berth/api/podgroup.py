@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from berth.api.quantity import resource_amount
 
 if TYPE_CHECKING:
-    from berth.api.validation import Context
+    from berth.api.checks import Context
 
 POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
 POD_GROUP_KIND = "PodGroup"

@@ -17,11 +17,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from berth.api.checks import Context
 from berth.api.errors import InvalidObjectError
 from berth.api.labels import LabelSelectorError, Selector, compile_label_selector, selector_from_set
 from berth.api.meta import namespaced_name
 from berth.api.names import label_value_errors, qualified_name_errors
 from berth.api.nodeselector import NodeSelectorTerm, compile_term, parse_int64
+from berth.api.podspec import validate_pod_spec
 from berth.api.resources import node_allocatable, pod_requests
 from berth.api.taints import (
     EFFECT_NO_EXECUTE,
@@ -32,7 +34,6 @@ from berth.api.taints import (
     parse_taints,
     parse_tolerations,
 )
-from berth.api.validation import Context, validate_pod_spec
 from berth.api.wellknown import parse_duration
 
 __all__ = [

@@ -1,0 +1,178 @@
+"""Field checks every kind's validation shares: the `Context` that names the object and field of a
+problem, Go-style value formatting, and cached name checks."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from functools import lru_cache
+from typing import Any, NoReturn
+
+from berth.api.errors import InvalidObjectError, QuantityError
+from berth.api.names import (
+    dns1123_label_errors,
+    dns1123_subdomain_errors,
+    label_value_errors,
+    qualified_name_errors,
+)
+from berth.api.quantity import nano_value
+
+__all__ = [
+    "Context",
+    "dns_label_cached",
+    "format_value",
+    "label_value_cached",
+    "qualified_name_cached",
+    "subdomain_cached",
+]
+
+_INT32_MIN = -(1 << 31)
+_INT32_MAX = (1 << 31) - 1
+
+
+def format_value(value: object) -> str:
+    """Render a bad value like Go's field.Error does: strings quoted, numbers bare."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return str(value)
+    if value is None:
+        return "null"
+    try:
+        return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+class Context:
+    """The object under validation; its methods raise :class:`InvalidObjectError` for one field."""
+
+    __slots__ = ("kind", "name", "source")
+
+    def __init__(self, kind: str, name: str, source: str | None = None) -> None:
+        """Remember the kind, display name (``ns/name`` for namespaced objects) and source."""
+        self.kind = kind
+        self.name = name
+        self.source = source
+
+    def fail(self, path: str, value: object, message: str) -> NoReturn:
+        """Raise an InvalidObjectError with a ready-made message."""
+        raise InvalidObjectError(self.kind, self.name, path, value, message, source=self.source)
+
+    def required(self, path: str, detail: str = "") -> NoReturn:
+        """``<path>: Required value[: detail]``."""
+        self.fail(path, None, "Required value" + (f": {detail}" if detail else ""))
+
+    def invalid(self, path: str, value: object, detail: str) -> NoReturn:
+        """``<path>: Invalid value: "<value>": <detail>``."""
+        self.fail(path, value, f"Invalid value: {format_value(value)}: {detail}")
+
+    def not_supported(self, path: str, value: object, supported: Iterable[str]) -> NoReturn:
+        """``<path>: Unsupported value: "<value>": supported values: "A", "B"``."""
+        values = ", ".join(f'"{s}"' for s in supported)
+        self.fail(path, value, f"Unsupported value: {format_value(value)}: supported values: {values}")
+
+    def forbidden(self, path: str, detail: str) -> NoReturn:
+        """``<path>: Forbidden: <detail>``."""
+        self.fail(path, None, f"Forbidden: {detail}")
+
+    def duplicate(self, path: str, value: object, detail: str = "") -> NoReturn:
+        """``<path>: Duplicate value: "<value>"[: detail]``."""
+        self.fail(path, value, f"Duplicate value: {format_value(value)}" + (f": {detail}" if detail else ""))
+
+    # -- typed field helpers -------------------------------------------------------------------
+    def mapping(self, path: str, value: object) -> Mapping[str, Any]:
+        """Check *value* is an object (or absent, giving ``{}``)."""
+        if type(value) is dict:
+            return value
+        if value is None:
+            return {}
+        if not isinstance(value, Mapping):
+            self.invalid(path, value, "must be an object")
+        return value
+
+    def sequence(self, path: str, value: object) -> list[Any]:
+        """Check *value* is a list (or absent, giving ``[]``)."""
+        if type(value) is list:
+            return value
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            self.invalid(path, value, "must be a list")
+        return value
+
+    def string(self, path: str, value: object) -> str:
+        """Check *value* is a string (or absent, giving ``""``)."""
+        if type(value) is str:
+            return value
+        if value is None:
+            return ""
+        if not isinstance(value, str):
+            self.invalid(path, value, "must be a string")
+        return value
+
+    def integer(self, path: str, value: object, lo: int = _INT32_MIN, hi: int = _INT32_MAX) -> int:
+        """Check *value* is an integer within [lo, hi]."""
+        if type(value) is not int:
+            self.invalid(path, value, "must be an integer")
+        if not lo <= value <= hi:
+            self.invalid(path, value, f"must be between {lo} and {hi}, inclusive")
+        return value
+
+    def quantity(self, path: str, value: object, non_negative: bool = True) -> int:
+        """Check *value* parses as a quantity (and is >= 0); returns its nano-units."""
+        try:
+            nano = nano_value(value)
+        except (QuantityError, TypeError):
+            self.fail(path, value, f'invalid quantity "{value}"')
+        if non_negative and nano < 0:
+            self.invalid(path, value, "must be greater than or equal to 0")
+        return nano
+
+    def resource_list(self, path: str, value: object) -> dict[str, int]:
+        """Check a ResourceList (name -> quantity); returns nano-units per resource."""
+        rl = self.mapping(path, value)
+        out = {}
+        for k, v in rl.items():
+            if not isinstance(k, str) or qualified_name_cached(k):
+                self.invalid(path, k, "must be a standard resource name or a qualified name")
+            out[k] = self.quantity(f"{path}.{k}", v)
+        return out
+
+    def label_map(self, path: str, value: object) -> Mapping[str, Any]:
+        """Check a label map: qualified-name keys, label-value values."""
+        labels = self.mapping(path, value)
+        for k, v in labels.items():
+            if not isinstance(k, str):
+                self.invalid(path, k, "must be a string")
+            errs = qualified_name_cached(k)
+            if errs:
+                self.invalid(path, k, errs[0])
+            if not isinstance(v, str):
+                self.invalid(f"{path}[{k}]", v, "must be a string")
+            errs = label_value_cached(v)
+            if errs:
+                self.invalid(path, v, errs[0])
+        return labels
+
+
+@lru_cache(maxsize=8192)
+def qualified_name_cached(value: str) -> tuple[str, ...]:
+    """Cached qualified_name_errors (label keys repeat a lot)."""
+    return tuple(qualified_name_errors(value))
+
+
+@lru_cache(maxsize=8192)
+def label_value_cached(value: str) -> tuple[str, ...]:
+    """Cached label_value_errors."""
+    return tuple(label_value_errors(value))
+
+
+@lru_cache(maxsize=65536)
+def subdomain_cached(value: str) -> tuple[str, ...]:
+    return tuple(dns1123_subdomain_errors(value))
+
+
+@lru_cache(maxsize=8192)
+def dns_label_cached(value: str) -> tuple[str, ...]:
+    return tuple(dns1123_label_errors(value))
