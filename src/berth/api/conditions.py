@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["find_condition", "probe_condition", "set_status_condition"]
+__all__ = ["find_condition", "is_pod_ready", "pod_condition", "probe_condition", "set_status_condition"]
 
 
 def find_condition(conditions: Iterable[Mapping[str, Any]] | None, type_: str) -> Mapping[str, Any] | None:
@@ -14,6 +14,17 @@ def find_condition(conditions: Iterable[Mapping[str, Any]] | None, type_: str) -
         if c.get("type") == type_:
             return c
     return None
+
+
+def pod_condition(pod: Mapping[str, Any], type_: str) -> Mapping[str, Any] | None:
+    """The pod's condition of type `type_` (``status.conditions``), or None."""
+    return find_condition((pod.get("status") or {}).get("conditions"), type_)
+
+
+def is_pod_ready(pod: Mapping[str, Any]) -> bool:
+    """podutil.IsPodReady: the pod's Ready condition is True."""
+    c = pod_condition(pod, "Ready")
+    return c is not None and c.get("status") == "True"
 
 
 def probe_condition(type_: str, status: str, reason: str, now: str) -> dict[str, Any]:

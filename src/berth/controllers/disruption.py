@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from berth.api.conditions import set_status_condition
+from berth.api.conditions import is_pod_ready, set_status_condition
 from berth.api.contracts import Recorder, Store
 from berth.api.errors import Conflict, NotFound
 from berth.api.labels import Selector
@@ -31,7 +31,6 @@ from berth.store.eviction import (
     DELETION_TIMEOUT_SECONDS,
     PDB_KEY,
     POD_KEY,
-    is_pod_ready,
     pdb_selector,
     set_disruption_allowed_condition,
 )

@@ -36,7 +36,7 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
-from berth.api.conditions import set_status_condition
+from berth.api.conditions import is_pod_ready, set_status_condition
 from berth.api.contracts import Store
 from berth.api.errors import Conflict, Forbidden, InternalError, NotFound, StatusError, TooManyRequests
 from berth.api.labels import LabelSelectorError, Selector, compile_label_selector
@@ -123,14 +123,6 @@ class EvictionTimeout(StatusError):
 
 
 # ----- small shared helpers -------------------------------------------------------------------------------
-
-
-def is_pod_ready(pod: Mapping[str, Any]) -> bool:
-    """podutil.IsPodReady: the pod's Ready condition is True."""
-    for c in (pod.get("status") or {}).get("conditions") or ():
-        if c.get("type") == "Ready":
-            return bool(c.get("status") == "True")
-    return False
 
 
 def pdb_selector(pdb: Mapping[str, Any]) -> Selector | None:

@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from berth.api.conditions import pod_condition
+
 __all__ = [
     "DEPLOYMENT_KEY",
     "HASH_LABEL",
@@ -15,7 +17,6 @@ __all__ = [
     "controller_of",
     "controller_ref",
     "is_pod_active",
-    "is_pod_ready",
     "ready_since",
     "scaled_value",
 ]
@@ -67,19 +68,6 @@ def is_pod_active(pod: Mapping[str, Any]) -> bool:
     return (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
 
 
-def _ready_condition(pod: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    for c in (pod.get("status") or {}).get("conditions") or ():
-        if c.get("type") == "Ready":
-            return c  # type: ignore[no-any-return]
-    return None
-
-
-def is_pod_ready(pod: Mapping[str, Any]) -> bool:
-    """podutil.IsPodReady: the Ready condition is True."""
-    c = _ready_condition(pod)
-    return c is not None and c.get("status") == "True"
-
-
 def parse_time(ts: str | None) -> float | None:
     """Seconds since the Unix epoch of an RFC 3339 timestamp, or None when absent/unparseable."""
     if not ts:
@@ -92,7 +80,7 @@ def parse_time(ts: str | None) -> float | None:
 
 def ready_since(pod: Mapping[str, Any]) -> float | None:
     """When the pod last became Ready (the Ready condition's lastTransitionTime), or None."""
-    c = _ready_condition(pod)
+    c = pod_condition(pod, "Ready")
     if c is None or c.get("status") != "True":
         return None
     return parse_time(c.get("lastTransitionTime"))

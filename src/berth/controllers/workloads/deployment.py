@@ -14,6 +14,7 @@ import contextlib
 from collections.abc import Mapping
 from typing import Any
 
+from berth.api.conditions import find_condition
 from berth.api.errors import AlreadyExists, NotFound, StatusError
 from berth.api.labels import LabelSelectorError, Selector, compile_label_selector
 from berth.controllers.workloads import rollout as ro
@@ -181,7 +182,7 @@ class DeploymentController(SyncController):
             return self.store.update(copy)
         status = self._status_dict()
         needs = self._set_deployment_revision(new_revision)
-        if self._has_progress_deadline() and _condition(status, "Progressing") is None:
+        if self._has_progress_deadline() and find_condition(status.get("conditions"), "Progressing") is None:
             self._set_condition(
                 status,
                 "Progressing",
@@ -551,7 +552,7 @@ class DeploymentController(SyncController):
         has_deadline = self._has_progress_deadline()
         if not has_deadline:
             status["conditions"] = [c for c in status["conditions"] if c.get("type") != "Progressing"]
-        current = _condition(self._status_dict(), "Progressing")
+        current = find_condition(self._status_dict().get("conditions"), "Progressing")
         complete_before = (
             status["replicas"] == status["updatedReplicas"]
             and current is not None
@@ -612,7 +613,7 @@ class DeploymentController(SyncController):
         self._write_status(status)
 
     def _requeue_stuck(self, status: dict[str, Any]) -> None:
-        current = _condition(self._status_dict(), "Progressing")
+        current = find_condition(self._status_dict().get("conditions"), "Progressing")
         if not self._has_progress_deadline() or current is None:
             return
         if self._complete(status) or current.get("reason") == "ProgressDeadlineExceeded":
@@ -645,7 +646,7 @@ class DeploymentController(SyncController):
         )
 
     def _timed_out(self, status: Mapping[str, Any]) -> bool:
-        cond = _condition(status, "Progressing")
+        cond = find_condition(status.get("conditions"), "Progressing")
         if cond is None or cond.get("reason") == "NewReplicaSetAvailable":
             return False
         if cond.get("reason") == "ProgressDeadlineExceeded":
@@ -663,7 +664,7 @@ class DeploymentController(SyncController):
         if not self._has_progress_deadline():
             return
         status = self._status_dict()
-        cond = _condition(status, "Progressing")
+        cond = find_condition(status.get("conditions"), "Progressing")
         if cond is not None and cond.get("reason") == "ProgressDeadlineExceeded":
             return
         paused_cond = cond is not None and cond.get("reason") == "DeploymentPaused"
@@ -694,7 +695,7 @@ class DeploymentController(SyncController):
         self, status: dict[str, Any], type_: str, value: str, reason: str, message: str
     ) -> None:
         """deploymentutil.SetDeploymentCondition: replace unless status and reason are unchanged."""
-        current = _condition(status, type_)
+        current = find_condition(status.get("conditions"), type_)
         if current is not None and current.get("status") == value and current.get("reason") == reason:
             return
         cond = self._new_condition(type_, value, reason, message)
@@ -716,13 +717,6 @@ class DeploymentController(SyncController):
         if wire == (self.d.get("status") or {}):
             return
         self.d = self.store.update_status({**self.d, "status": wire})
-
-
-def _condition(status: Mapping[str, Any], type_: str) -> Mapping[str, Any] | None:
-    for c in status.get("conditions") or ():
-        if c.get("type") == type_:
-            return c  # type: ignore[no-any-return]
-    return None
 
 
 def _wire(status: Mapping[str, Any]) -> dict[str, Any]:

@@ -14,10 +14,10 @@ from collections.abc import Mapping, Sequence
 from functools import cmp_to_key
 from typing import Any
 
+from berth.api.conditions import is_pod_ready
 from berth.controllers.workloads.common import (
     DELETION_COST,
     is_pod_active,
-    is_pod_ready,
     parse_time,
     ready_since,
 )

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from berth.api.conditions import is_pod_ready
 from berth.api.errors import NotFound, StatusError
 from berth.api.labels import LabelSelectorError, Selector, compile_label_selector, selector_from_set
 from berth.controllers.workloads.common import (
@@ -21,7 +22,6 @@ from berth.controllers.workloads.common import (
     controller_ref,
     int_field,
     is_pod_active,
-    is_pod_ready,
     ready_since,
 )
 from berth.controllers.workloads.ranking import pods_to_delete
