@@ -1,7 +1,7 @@
 """The contracts every component is written against: the object `Store` and the event `Recorder`.
 
-One `Store` serves the whole house: the embedded `berth.store.MemoryStore` satisfies it, and so will the
-HTTP server's storage and the client of a real API server. Controllers, the scheduler (and, through the
+One `Store` serves the whole house: the embedded `berth.store.MemoryStore` and `berth.remote.store.RemoteStore`
+(a real API server) satisfy it, and so will the storage of the HTTP server. Controllers, the scheduler (and, through the
 framework handle, its plugins), admission, the event recorder and drain all take this one protocol.
 The embedded store's synchronous `subscribe` is not part of it: only the simulation engine, which owns
 that store, uses it; everyone else learns of changes through `watch`.
@@ -126,7 +126,8 @@ class Store(Protocol):
         ...
 
     def now_nanos(self) -> int:
-        """Nanoseconds since the Unix epoch now (client-derived names, e.g. Events', use it as client-go does)."""
+        """Nanoseconds since the Unix epoch now, strictly increasing from call to call (client-derived names,
+        e.g. Events', use it as client-go does, and so never collide)."""
         ...
 
 

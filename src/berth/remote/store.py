@@ -66,6 +66,8 @@ class RemoteStore:
         self.client = client
         self.clock: Clock = clock if clock is not None else RealClock()
         self._revision = 0
+        self._last_nanos = 0
+        self._nanos_lock = threading.Lock()
 
     @property
     def revision(self) -> int:
@@ -280,5 +282,7 @@ class RemoteStore:
         return format_time(now)
 
     def now_nanos(self) -> int:
-        """Wall-clock nanoseconds since the Unix epoch."""
-        return time.time_ns()
+        """Wall-clock nanoseconds since the Unix epoch, strictly increasing from call to call."""
+        with self._nanos_lock:
+            self._last_nanos = max(time.time_ns(), self._last_nanos + 1)
+            return self._last_nanos

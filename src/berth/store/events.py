@@ -27,7 +27,6 @@ class EventRecorder:
         self.component = component
         self.buffered = buffered
         self._seen: dict[tuple[str, str, str, str], tuple[str, str, int]] = {}
-        self._seq = 0
         self._buffer: list[tuple[Mapping[str, Any], str, str, str, str, str, int, str]] = []
 
     def event(
@@ -85,9 +84,8 @@ class EventRecorder:
             self._seen[key] = (ns, name, count)
             self.store.patch(EVENT_KEY, ns, name, {"count": count, "lastTimestamp": now})
             return
-        self._seq += 1
         ns = meta.get("namespace") or "default"
-        name = f"{meta.get('name', '')}.{nanos + self._seq:x}"
+        name = f"{meta.get('name', '')}.{nanos:x}"
         involved = {
             "apiVersion": obj.get("apiVersion", "v1"),
             "kind": obj.get("kind", ""),

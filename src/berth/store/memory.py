@@ -105,6 +105,7 @@ class MemoryStore:
         self._admission: tuple[AdmissionFn, ...] = ()
         self._ts_sec = -(2**62)
         self._ts_str = ""
+        self._last_nanos = 0
 
     # --- small helpers ------------------------------------------------------------------------------------
 
@@ -143,8 +144,11 @@ class MemoryStore:
         return (self._epoch + timedelta(seconds=math.floor(at))).strftime("%Y-%m-%dT%H:%M:%SZ")
 
     def now_nanos(self) -> int:
-        """Nanoseconds since the Unix epoch at the clock's current time (for Event names)."""
-        return int((self._epoch.timestamp() + self._clock.now()) * 1_000_000_000)
+        """Nanoseconds since the Unix epoch at the clock's current time, strictly increasing from call to call
+        (names derived from it, such as Events', never collide, however many fall on one virtual instant)."""
+        nanos = max(int((self._epoch.timestamp() + self._clock.now()) * 1_000_000_000), self._last_nanos + 1)
+        self._last_nanos = nanos
+        return nanos
 
     def _new_uid(self) -> str:
         x = self._uid_rng.getrandbits(128)
