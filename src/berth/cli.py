@@ -88,14 +88,19 @@ def _prepare_run(
     return sim, plan, until_s
 
 
+SchedulerConfigOption = Annotated[
+    Path | None, typer.Option("--scheduler-config", help="KubeSchedulerConfiguration file.")
+]
+UntilOption = Annotated[str | None, typer.Option(help="Virtual time to stop at (e.g. 30m).")]
+SeedOption = Annotated[int, typer.Option(help="Seed for tie-breaks and generated names.")]
+
+
 @app.command()
 def simulate(
     paths: Annotated[list[Path], typer.Argument(help="Manifest files or directories (YAML or JSON).")],
-    scheduler_config: Annotated[
-        Path | None, typer.Option("--scheduler-config", help="KubeSchedulerConfiguration file.")
-    ] = None,
-    until: Annotated[str | None, typer.Option(help="Virtual time to stop at (e.g. 30m).")] = None,
-    seed: Annotated[int, typer.Option(help="Seed for tie-breaks and generated names.")] = 0,
+    scheduler_config: SchedulerConfigOption = None,
+    until: UntilOption = None,
+    seed: SeedOption = 0,
     output: Annotated[
         OutputFormat, typer.Option("-o", "--output", help="Output format.")
     ] = OutputFormat.table,
@@ -136,11 +141,9 @@ def explain(
     pod: Annotated[
         str, typer.Option("--pod", help="The pod to explain: NAMESPACE/NAME or NAME (default ns).")
     ],
-    scheduler_config: Annotated[
-        Path | None, typer.Option("--scheduler-config", help="KubeSchedulerConfiguration file.")
-    ] = None,
-    until: Annotated[str | None, typer.Option(help="Virtual time to stop at (e.g. 30m).")] = None,
-    seed: Annotated[int, typer.Option(help="Seed for tie-breaks and generated names.")] = 0,
+    scheduler_config: SchedulerConfigOption = None,
+    until: UntilOption = None,
+    seed: SeedOption = 0,
     attempt: Annotated[
         int | None, typer.Option(help="Show only this attempt (1 = first, -1 = last); default all.")
     ] = None,

@@ -319,14 +319,19 @@ class MemoryStore:
         generation increases when spec changes. A no-op update writes nothing and returns the stored object.
         When the last finalizer is removed from an object whose deletion is due, the object is deleted.
         """
+        key, info, ns, name, old = self._stored_for_write(obj)
+        self._check_rv(info, name, obj["metadata"].get("resourceVersion"), old)
+        return self._update(key, info, ns, old, copy_object(obj))
+
+    def _stored_for_write(self, obj: Obj) -> tuple[ResourceKey, KindInfoLike, str, str, Obj]:
+        """The kind, namespace, name and stored version of the object an update names."""
         if not isinstance(obj, Mapping):
             raise BadRequest("the object to update must be a JSON object")
         key = key_of(obj)
         info = self._info(key)
         ns, name = self._identity(info, obj)
         info, ns, old = self._locate(key, ns, name)
-        self._check_rv(info, name, obj["metadata"].get("resourceVersion"), old)
-        return self._update(key, info, ns, old, copy_object(obj))
+        return key, info, ns, name, old
 
     def _check_rv(self, info: KindInfoLike, name: str, rv: object, old: Obj) -> None:
         if rv and rv != old["metadata"].get("resourceVersion"):
@@ -393,12 +398,7 @@ class MemoryStore:
 
     def update_status(self, obj: Obj) -> Obj:
         """Replace only the status of an object (the status subresource); same concurrency rule as update."""
-        if not isinstance(obj, Mapping):
-            raise BadRequest("the object to update must be a JSON object")
-        key = key_of(obj)
-        info = self._info(key)
-        ns, name = self._identity(info, obj)
-        info, ns, old = self._locate(key, ns, name)
+        key, info, ns, name, old = self._stored_for_write(obj)
         if not info.has_status:
             raise NotFound(_NO_RESOURCE, name=name, group=info.group, kind=info.plural)
         self._check_rv(info, name, obj["metadata"].get("resourceVersion"), old)
