@@ -209,24 +209,47 @@ def _generic_columns(namespaced: bool) -> Columns:
     return head, row
 
 
+def _cell(value: object) -> str:
+    """A CRD printer column's cell: a missing value prints as an empty cell, as kubectl does."""
+    return "" if value is None else str(value)
+
+
 def _reservation_columns(wide: bool) -> Columns:
     """Koordinator's printer columns (a missing value prints as an empty cell, as kubectl does for CRDs)."""
-
-    def cell(value: object) -> str:
-        return "" if value is None else str(value)
 
     def row(o: Mapping[str, Any], now: datetime) -> Row:
         spec, status = o.get("spec") or {}, o.get("status") or {}
         return [
             (o.get("metadata") or {}).get("name", ""),
-            cell(status.get("phase")),
+            _cell(status.get("phase")),
             _age(o, now),
-            cell(status.get("nodeName")),
-            cell(spec.get("ttl")),
-            cell(spec.get("expires")),
+            _cell(status.get("nodeName")),
+            _cell(spec.get("ttl")),
+            _cell(spec.get("expires")),
         ]
 
     return ["NAME", "PHASE", "AGE", "NODE", "TTL", "EXPIRES"], row
+
+
+# the cells of a table row taken from the object's spec and status
+SpecStatusCells = Callable[[Mapping[str, Any], Mapping[str, Any]], Row]
+
+
+def _namespaced_columns(
+    head: list[str],
+    cells: SpecStatusCells,
+    wide: tuple[list[str], Callable[[Mapping[str, Any]], Row]] | None = None,
+) -> Columns:
+    """Columns NAMESPACE, NAME, ``head``..., AGE, with the ``head`` cells read by ``cells`` from the object's
+    spec and status; ``wide`` adds columns (their heads and cells) after AGE."""
+    extra_head, extra = wide if wide is not None else ([], None)
+
+    def row(o: Mapping[str, Any], now: datetime) -> Row:
+        meta, spec, status = o.get("metadata") or {}, o.get("spec") or {}, o.get("status") or {}
+        r = [meta.get("namespace", ""), meta.get("name", ""), *cells(spec, status), _age(o, now)]
+        return r + extra(o) if extra is not None else r
+
+    return ["NAMESPACE", "NAME", *head, "AGE", *extra_head], row
 
 
 def _format_selector(sel: Mapping[str, Any] | None) -> str:
@@ -253,44 +276,31 @@ def _workload_wide(o: Mapping[str, Any]) -> Row:
     ]
 
 
-def _rs_columns(wide: bool) -> Columns:
-    head = ["NAMESPACE", "NAME", "DESIRED", "CURRENT", "READY", "AGE"]
-    if wide:
-        head += ["CONTAINERS", "IMAGES", "SELECTOR"]
+_WORKLOAD_WIDE = (["CONTAINERS", "IMAGES", "SELECTOR"], _workload_wide)
 
-    def row(o: Mapping[str, Any], now: datetime) -> Row:
-        meta, spec, status = o.get("metadata") or {}, o.get("spec") or {}, o.get("status") or {}
-        r = [
-            meta.get("namespace", ""),
-            meta.get("name", ""),
+
+def _rs_columns(wide: bool) -> Columns:
+    return _namespaced_columns(
+        ["DESIRED", "CURRENT", "READY"],
+        lambda spec, status: [
             str(spec.get("replicas", 1)),
             str(status.get("replicas", 0)),
             str(status.get("readyReplicas", 0)),
-            _age(o, now),
-        ]
-        return r + _workload_wide(o) if wide else r
-
-    return head, row
+        ],
+        _WORKLOAD_WIDE if wide else None,
+    )
 
 
 def _deployment_columns(wide: bool) -> Columns:
-    head = ["NAMESPACE", "NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"]
-    if wide:
-        head += ["CONTAINERS", "IMAGES", "SELECTOR"]
-
-    def row(o: Mapping[str, Any], now: datetime) -> Row:
-        meta, spec, status = o.get("metadata") or {}, o.get("spec") or {}, o.get("status") or {}
-        r = [
-            meta.get("namespace", ""),
-            meta.get("name", ""),
+    return _namespaced_columns(
+        ["READY", "UP-TO-DATE", "AVAILABLE"],
+        lambda spec, status: [
             f"{status.get('readyReplicas', 0)}/{spec.get('replicas', 1)}",
             str(status.get("updatedReplicas", 0)),
             str(status.get("availableReplicas", 0)),
-            _age(o, now),
-        ]
-        return r + _workload_wide(o) if wide else r
-
-    return head, row
+        ],
+        _WORKLOAD_WIDE if wide else None,
+    )
 
 
 def _pdb_columns(wide: bool) -> Columns:
@@ -299,18 +309,14 @@ def _pdb_columns(wide: bool) -> Columns:
     def bound(value: object) -> str:
         return "N/A" if value is None else str(value)
 
-    def row(o: Mapping[str, Any], now: datetime) -> Row:
-        meta, spec, status = o.get("metadata") or {}, o.get("spec") or {}, o.get("status") or {}
-        return [
-            meta.get("namespace", ""),
-            meta.get("name", ""),
+    return _namespaced_columns(
+        ["MIN AVAILABLE", "MAX UNAVAILABLE", "ALLOWED DISRUPTIONS"],
+        lambda spec, status: [
             bound(spec.get("minAvailable")),
             bound(spec.get("maxUnavailable")),
             str(status.get("disruptionsAllowed", 0)),
-            _age(o, now),
-        ]
-
-    return ["NAMESPACE", "NAME", "MIN AVAILABLE", "MAX UNAVAILABLE", "ALLOWED DISRUPTIONS", "AGE"], row
+        ],
+    )
 
 
 def _elastic_quota_columns(wide: bool) -> Columns:
@@ -319,39 +325,21 @@ def _elastic_quota_columns(wide: bool) -> Columns:
     def cell(value: object) -> str:
         return "" if not value else json.dumps(value, separators=(",", ":"), sort_keys=True)
 
-    def row(o: Mapping[str, Any], now: datetime) -> Row:
-        meta, spec, status = o.get("metadata") or {}, o.get("spec") or {}, o.get("status") or {}
-        return [
-            meta.get("namespace", ""),
-            meta.get("name", ""),
-            cell(status.get("used")),
-            cell(spec.get("max")),
-            _age(o, now),
-        ]
-
-    return ["NAMESPACE", "NAME", "USED", "MAX", "AGE"], row
+    return _namespaced_columns(
+        ["USED", "MAX"], lambda spec, status: [cell(status.get("used")), cell(spec.get("max"))]
+    )
 
 
 def _pod_group_columns(wide: bool) -> Columns:
     """scheduler-plugins' PodGroup printer columns (a missing value prints as an empty cell)."""
-
-    def cell(value: object) -> str:
-        return "" if value is None else str(value)
-
-    def row(o: Mapping[str, Any], now: datetime) -> Row:
-        meta, spec, status = o.get("metadata") or {}, o.get("spec") or {}, o.get("status") or {}
-        return [
-            meta.get("namespace", ""),
-            meta.get("name", ""),
-            cell(status.get("phase")),
-            cell(spec.get("minMember")),
-            cell(status.get("running")),
-            cell(status.get("succeeded")),
-            cell(status.get("failed")),
-            _age(o, now),
-        ]
-
-    return ["NAMESPACE", "NAME", "PHASE", "MINMEMBER", "RUNNING", "SUCCEEDED", "FAILED", "AGE"], row
+    return _namespaced_columns(
+        ["PHASE", "MINMEMBER", "RUNNING", "SUCCEEDED", "FAILED"],
+        lambda spec, status: [
+            _cell(status.get("phase")),
+            _cell(spec.get("minMember")),
+            *(_cell(status.get(k)) for k in ("running", "succeeded", "failed")),
+        ],
+    )
 
 
 TABLES: dict[str, Callable[[bool], Columns]] = {

@@ -26,6 +26,15 @@ class PodIndex:
     def _bucket(self, where: tuple[bool, str]) -> dict[str, dict[str, Obj]]:
         return self._owned if where[0] else self._orphans
 
+    def _drop(self, uid: str, where: tuple[bool, str]) -> None:
+        """Take pod ``uid`` out of its group at ``where``, dropping the group once empty."""
+        bucket = self._bucket(where)
+        group = bucket.get(where[1])
+        if group is not None:
+            group.pop(uid, None)
+            if not group:
+                del bucket[where[1]]
+
     def upsert(self, pod: Obj) -> str | None:
         """Record a pod's latest version; returns the uid of its previous controller when that changed."""
         meta = pod["metadata"]
@@ -35,12 +44,7 @@ class PodIndex:
         old = self._where.get(uid)
         previous: str | None = None
         if old is not None and old != where:
-            bucket = self._bucket(old)
-            group = bucket.get(old[1])
-            if group is not None:
-                group.pop(uid, None)
-                if not group:
-                    del bucket[old[1]]
+            self._drop(uid, old)
             if old[0]:
                 previous = old[1]
         self._where[uid] = where
@@ -51,14 +55,8 @@ class PodIndex:
         """Forget a deleted pod."""
         uid = pod["metadata"].get("uid", "")
         old = self._where.pop(uid, None)
-        if old is None:
-            return
-        bucket = self._bucket(old)
-        group = bucket.get(old[1])
-        if group is not None:
-            group.pop(uid, None)
-            if not group:
-                del bucket[old[1]]
+        if old is not None:
+            self._drop(uid, old)
 
     def owned_by(self, owner_uid: str) -> list[Obj]:
         """Pods whose controller is the object with `owner_uid`."""

@@ -12,16 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from berth.scheduler.framework import (
-    MAX_NODE_SCORE,
-    CycleState,
-    Handle,
-    NodeInfo,
-    NodeTable,
-    PodInfo,
-    Registry,
-)
+from berth.scheduler.framework import MAX_NODE_SCORE, CycleState, NodeInfo, NodeTable, PodInfo, Registry
 from berth.scheduler.framework.nodetable import IntArray
+from berth.scheduler.plugins.factories import no_args
 from berth.scheduler.plugins.imagelocality.index import (
     ImageIndex,
     ImageIndexCache,
@@ -144,9 +137,7 @@ class ImageLocality:
         return calculate_priorities(sums, images.num_containers)
 
 
-def new(args: Mapping[str, Any], handle: Handle) -> ImageLocality:
-    """Factory (the plugin takes no args)."""
-    return ImageLocality()
+new = no_args(ImageLocality)
 
 
 def register(registry: Registry) -> None:

@@ -2,27 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 import numpy as np
 
 from berth.api.nodeselector import PreferredTerm, RequiredNodeAffinity, preferred_score
 from berth.scheduler.framework import (
-    ClusterEvent,
-    Code,
     CycleState,
-    Handle,
     NodeInfo,
     NodeTable,
     PodInfo,
     PreFilterResult,
     Registry,
-    Status,
     Verdicts,
-    default_normalize,
 )
 from berth.scheduler.framework.nodetable import IntArray
+from berth.scheduler.framework.status import SKIP, SUCCESS, Status, unresolvable
+from berth.scheduler.plugins.common import DefaultNormalizeScore, NodeObjectFilter
+from berth.scheduler.plugins.factories import args_only
 from berth.scheduler.plugins.nodeaffinity.args import NodeAffinityArgs, parse_args
 from berth.scheduler.plugins.nodeaffinity.vector import (
     FIELD_METADATA_NAME,
@@ -35,11 +30,9 @@ NAME = "NodeAffinity"
 ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
 ERR_REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"
 ERR_REASON_CONFLICT = "pod affinity terms conflict"
-_SUCCESS = Status()
-_SKIP = Status(Code.SKIP)
-_REJECT_POD = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_REASON_POD,))
-_REJECT_ENFORCED = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_REASON_ENFORCED,))
-_REJECT_CONFLICT = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_REASON_CONFLICT,))
+_REJECT_POD = unresolvable(ERR_REASON_POD)
+_REJECT_ENFORCED = unresolvable(ERR_REASON_ENFORCED)
+_REJECT_CONFLICT = unresolvable(ERR_REASON_CONFLICT)
 
 
 def pre_filter_node_names(required: RequiredNodeAffinity) -> frozenset[str] | None:
@@ -67,12 +60,11 @@ def _has_required(required: RequiredNodeAffinity) -> bool:
     return required.required is not None or bool(required.node_selector_labels)
 
 
-class NodeAffinity:
-    """Filter on nodeSelector + required node affinity (+ addedAffinity); score preferred terms."""
+class NodeAffinity(NodeObjectFilter, DefaultNormalizeScore):
+    """Filter on nodeSelector + required node affinity (+ addedAffinity), which a new node or a label change
+    may satisfy; score preferred terms (DefaultNormalizeScore, higher is better)."""
 
     name = NAME
-    # its Filter reads only the node object, never the pods on it (see Framework.run_filter_node)
-    filter_ignores_node_pods = True
 
     def __init__(self, args: NodeAffinityArgs) -> None:
         self.args = args
@@ -84,13 +76,13 @@ class NodeAffinity:
         """Skip pods without node constraints; narrow to node names named by ``metadata.name In``."""
         required = pod.required_node_affinity
         if not _has_required(required) and self.args.added_required is None:
-            return None, _SKIP
+            return None, SKIP
         names = pre_filter_node_names(required)
         if names is None:
-            return None, _SUCCESS
+            return None, SUCCESS
         if not names:
             return None, _REJECT_CONFLICT
-        return PreFilterResult(names), _SUCCESS
+        return PreFilterResult(names), SUCCESS
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
         """Per-node form: scheduler-enforced affinity first, then the pod's own."""
@@ -100,7 +92,7 @@ class NodeAffinity:
             return _REJECT_ENFORCED
         if not pod.required_node_affinity.matches(labels, name):
             return _REJECT_POD
-        return _SUCCESS
+        return SUCCESS
 
     def filter_nodes(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Verdicts:
         """Batched form over every row."""
@@ -128,8 +120,8 @@ class NodeAffinity:
     def pre_score(self, state: CycleState, pod: PodInfo, table: NodeTable, feasible: IntArray) -> Status:
         """Skip pods without preferred terms (and no added preferred terms)."""
         if not pod.preferred_node_terms and not self.args.added_preferred:
-            return _SKIP
-        return _SUCCESS
+            return SKIP
+        return SUCCESS
 
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
         """Per-node form: the sum of the weights of matched preferred terms."""
@@ -139,18 +131,9 @@ class NodeAffinity:
         """Batched form over rows ``idx``."""
         return preferred_scores(self._terms(pod), table, idx)
 
-    def normalize_scores(self, state: CycleState, pod: PodInfo, scores: IntArray) -> IntArray:
-        """DefaultNormalizeScore (higher is better)."""
-        return default_normalize(scores, reverse=False)
 
-    def events_to_register(self) -> list[ClusterEvent]:
-        """A new node or a label change may satisfy the pod's affinity."""
-        return [ClusterEvent("Node", frozenset({"Add", "Update"}))]
-
-
-def new(args: Mapping[str, Any], handle: Handle) -> NodeAffinity:
-    """Factory: parses NodeAffinityArgs (raises ConfigError on bad args)."""
-    return NodeAffinity(parse_args(args))
+# the factory: parses NodeAffinityArgs (raises ConfigError on bad args)
+new = args_only(parse_args, NodeAffinity)
 
 
 def register(registry: Registry) -> None:

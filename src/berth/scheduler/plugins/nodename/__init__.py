@@ -2,62 +2,41 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 import numpy as np
 
-from berth.scheduler.framework import (
-    ClusterEvent,
-    Code,
-    CycleState,
-    Handle,
-    NodeInfo,
-    NodeTable,
-    PodInfo,
-    Registry,
-    Status,
-    Verdicts,
-)
+from berth.scheduler.framework import NodeInfo, NodeTable, PodInfo, Registry
+from berth.scheduler.framework.nodetable import BoolArray
+from berth.scheduler.framework.status import unresolvable
+from berth.scheduler.plugins.common import NodeObjectFilter, OneReasonFilter
+from berth.scheduler.plugins.factories import no_args
 
 NAME = "NodeName"
 ERR_REASON = "node(s) didn't match the requested node name"
-_SUCCESS = Status()
-_REJECT = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_REASON,))
 
 
-class NodeName:
-    """Filters nodes whose name differs from ``spec.nodeName`` (UnschedulableAndUnresolvable)."""
+class NodeName(NodeObjectFilter, OneReasonFilter):
+    """Filters nodes whose name differs from ``spec.nodeName`` (UnschedulableAndUnresolvable); the named node
+    may be added later."""
 
     name = NAME
-    # its Filter reads only the node object, never the pods on it (see Framework.run_filter_node)
-    filter_ignores_node_pods = True
+    reject = unresolvable(ERR_REASON)
 
-    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
-        """Per-node form."""
-        if not pod.node_name or pod.node_name == node.name:
-            return _SUCCESS
-        return _REJECT
+    def fits(self, pod: PodInfo, node: NodeInfo) -> bool:
+        """A pod without ``spec.nodeName`` fits every node."""
+        return not pod.node_name or pod.node_name == node.name
 
-    def filter_nodes(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Verdicts:
-        """Batched form over every row."""
-        n = table.size
+    def passing_rows(self, pod: PodInfo, table: NodeTable) -> BoolArray | None:
+        """Only the row of the named node, if it is in the table."""
         if not pod.node_name:
-            return Verdicts.all_pass(n)
-        passed = np.zeros(n, dtype=np.bool_)
+            return None
+        passed = np.zeros(table.size, dtype=np.bool_)
         i = table.index.get(pod.node_name)
         if i is not None:
             passed[i] = True
-        return Verdicts.single(passed, _REJECT)
-
-    def events_to_register(self) -> list[ClusterEvent]:
-        """The named node may be added later."""
-        return [ClusterEvent("Node", frozenset({"Add", "Update"}))]
+        return passed
 
 
-def new(args: Mapping[str, Any], handle: Handle) -> NodeName:
-    """Factory (the plugin takes no args)."""
-    return NodeName()
+new = no_args(NodeName)
 
 
 def register(registry: Registry) -> None:

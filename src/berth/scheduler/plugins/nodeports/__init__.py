@@ -3,30 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 import numpy as np
 
-from berth.scheduler.framework import (
-    ClusterEvent,
-    Code,
-    CycleState,
-    Handle,
-    NodeInfo,
-    NodeTable,
-    PodInfo,
-    PreFilterResult,
-    Registry,
-    Status,
-    Verdicts,
-)
+from berth.scheduler.framework import CycleState, NodeInfo, NodeTable, PodInfo, PreFilterResult, Registry
+from berth.scheduler.framework.nodetable import BoolArray
+from berth.scheduler.framework.status import SKIP, SUCCESS, Status, unschedulable
+from berth.scheduler.plugins.common import OneReasonFilter, PodHoldingsFilter
+from berth.scheduler.plugins.factories import no_args
 
 NAME = "NodePorts"
 ERR_REASON = "node(s) didn't have free ports for the requested pod ports"
 BIND_ALL = "0.0.0.0"
-_SUCCESS = Status()
-_SKIP = Status(Code.SKIP)
-_REJECT = Status(Code.UNSCHEDULABLE, (ERR_REASON,))
 
 Port = tuple[str, str, int]
 
@@ -51,48 +39,37 @@ def fits_ports(used: Mapping[Port, int], wanted: tuple[Port, ...]) -> bool:
     return not any(conflicts(used, w) for w in wanted)
 
 
-class NodePorts:
+class NodePorts(PodHoldingsFilter, OneReasonFilter):
     """Rejects nodes where a requested host port (ip, protocol, port) is already taken (Unschedulable)."""
 
     name = NAME
+    reject = unschedulable(ERR_REASON)
 
     def pre_filter(
         self, state: CycleState, pod: PodInfo, table: NodeTable
     ) -> tuple[PreFilterResult | None, Status]:
         """Skip pods without host ports."""
         if not pod.host_ports:
-            return None, _SKIP
-        return None, _SUCCESS
+            return None, SKIP
+        return None, SUCCESS
 
-    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
-        """Per-node form."""
-        if not pod.host_ports or fits_ports(node.used_ports, pod.host_ports):
-            return _SUCCESS
-        return _REJECT
+    def fits(self, pod: PodInfo, node: NodeInfo) -> bool:
+        """None of the pod's host ports is taken on the node."""
+        return not pod.host_ports or fits_ports(node.used_ports, pod.host_ports)
 
-    def filter_nodes(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Verdicts:
-        """Batched form: only rows that use any host port need a look."""
-        n = table.size
+    def passing_rows(self, pod: PodInfo, table: NodeTable) -> BoolArray | None:
+        """Only rows that use any host port need a look."""
         wanted = pod.host_ports
         if not wanted:
-            return Verdicts.all_pass(n)
-        passed = np.ones(n, dtype=np.bool_)
+            return None
+        passed = np.ones(table.size, dtype=np.bool_)
         for i, used in enumerate(table.ports):
             if used and not fits_ports(used, wanted):
                 passed[i] = False
-        return Verdicts.single(passed, _REJECT)
-
-    def events_to_register(self) -> list[ClusterEvent]:
-        """A deleted pod frees its ports; a new node has free ports."""
-        return [
-            ClusterEvent("Pod", frozenset({"Delete"})),
-            ClusterEvent("Node", frozenset({"Add", "Update"})),
-        ]
+        return passed
 
 
-def new(args: Mapping[str, Any], handle: Handle) -> NodePorts:
-    """Factory (the plugin takes no args)."""
-    return NodePorts()
+new = no_args(NodePorts)
 
 
 def register(registry: Registry) -> None:

@@ -7,30 +7,15 @@ from collections.abc import Hashable, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from berth.scheduler.framework import (
-    ClusterEvent,
-    Code,
-    CycleState,
-    NodeInfo,
-    NodeTable,
-    PodInfo,
-    PreFilterResult,
-    Status,
-    Verdicts,
-)
+from berth.scheduler.framework import CycleState, NodeInfo, NodeTable, PodInfo, PreFilterResult, Verdicts
 from berth.scheduler.framework.columncache import ColumnCache
 from berth.scheduler.framework.nodetable import IntArray
+from berth.scheduler.framework.status import SUCCESS, Status, unschedulable
+from berth.scheduler.plugins.common import PodHoldingsFilter
 from berth.scheduler.plugins.helpers import is_extended_resource, is_scalar_resource
-from berth.scheduler.plugins.noderesources.allocation import (
-    CPU,
-    EPHEMERAL_STORAGE,
-    MEMORY,
-    node_pairs,
-    pod_request_list,
-    row_pairs,
-    table_pairs,
-)
+from berth.scheduler.plugins.noderesources.allocation import CPU, EPHEMERAL_STORAGE, MEMORY
 from berth.scheduler.plugins.noderesources.args import FIT, NodeResourcesFitArgs
+from berth.scheduler.plugins.noderesources.resourcescore import ResourceAllocationScore
 from berth.scheduler.plugins.noderesources.scorers import build_scorer
 
 PRE_FILTER_KEY = "PreFilter" + FIT
@@ -38,7 +23,6 @@ FREE_KEY = "DryRunFree" + FIT  # (free pod slots per row, [(resource, free minus
 PRE_SCORE_KEY = "PreScore" + FIT
 REASON_TOO_MANY_PODS = "Too many pods"
 PODS = "pods"
-_SUCCESS = Status()
 _BASIC = (CPU, MEMORY, EPHEMERAL_STORAGE)
 
 # (resource, requested amount, failure reason) in kube's fitsRequest order
@@ -119,8 +103,9 @@ def failed_checks_of_row(table: NodeTable, checks: tuple[Check, ...], row: int) 
     return bits, bits == 0
 
 
-class Fit:
-    """Filter: every requested resource must fit in allocatable minus requested (Unschedulable).
+class Fit(PodHoldingsFilter, ResourceAllocationScore):
+    """Filter: every requested resource must fit in allocatable minus requested (Unschedulable); deleted pods
+    free resources, new or resized nodes add them.
 
     Score: LeastAllocated (default), MostAllocated or RequestedToCapacityRatio over the configured resources.
     """
@@ -128,19 +113,19 @@ class Fit:
     name = FIT
 
     def __init__(self, args: NodeResourcesFitArgs) -> None:
+        strategy = args.scoring_strategy
+        super().__init__(
+            strategy.resources, build_scorer(strategy), use_requested=False, pre_score_key=PRE_SCORE_KEY
+        )
         self.args = args
-        self.resources = args.scoring_strategy.resources
-        self.scorer = build_scorer(args.scoring_strategy)
-        self._weights = [r.weight for r in self.resources]
         self._status_cache: dict[tuple[str, ...], Status] = {}
         self._combos: dict[tuple[Check, ...], list[Status]] = {}
-        self._score_columns = ColumnCache()
         self._fit_columns = ColumnCache()
 
     def _status(self, reasons: tuple[str, ...]) -> Status:
         s = self._status_cache.get(reasons)
         if s is None:
-            s = self._status_cache[reasons] = Status(Code.UNSCHEDULABLE, reasons)
+            s = self._status_cache[reasons] = unschedulable(*reasons)
         return s
 
     # ----- filter --------------------------------------------------------------------------
@@ -157,12 +142,12 @@ class Fit:
         state.write(
             PRE_FILTER_KEY, fit_checks(pod, self.args.ignored_resources, self.args.ignored_resource_groups)
         )
-        return None, _SUCCESS
+        return None, SUCCESS
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
         """Per-node form: every insufficient resource is a reason."""
         reasons = insufficient(node, self._checks(state, pod))
-        return self._status(tuple(reasons)) if reasons else _SUCCESS
+        return self._status(tuple(reasons)) if reasons else SUCCESS
 
     def _margins(
         self, state: CycleState, pod: PodInfo, table: NodeTable, row: int
@@ -231,7 +216,7 @@ class Fit:
                 margin -= p.requests.get(name, 0)
             if margin < 0:
                 reasons.append(reason)
-        return self._status(tuple(reasons)) if reasons else _SUCCESS
+        return self._status(tuple(reasons)) if reasons else SUCCESS
 
     def filter_nodes(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Verdicts:
         """Batched form: one bit per failed check, one status per distinct combination.
@@ -264,48 +249,7 @@ class Fit:
         return statuses
 
     # ----- score ---------------------------------------------------------------------------
-    def _pod_requests(self, state: CycleState, pod: PodInfo) -> tuple[int, ...]:
-        reqs: tuple[int, ...] | None = state.get(PRE_SCORE_KEY)
-        if reqs is None:
-            reqs = pod_request_list(pod, self.resources, use_requested=False)
-        return reqs
-
     def pre_score(self, state: CycleState, pod: PodInfo, table: NodeTable, feasible: IntArray) -> Status:
         """The pod's (non-zero) requests for the scored resources."""
-        state.write(PRE_SCORE_KEY, pod_request_list(pod, self.resources, use_requested=False))
-        return _SUCCESS
-
-    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
-        """Per-node form."""
-        req, alloc = node_pairs(node, self.resources, self._pod_requests(state, pod), use_requested=False)
-        return self.scorer.score(req, alloc, self._weights)
-
-    def score_nodes(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: IntArray) -> IntArray:
-        """Batched form over rows ``idx``: read from the scores of every row, kept per pod shape (see
-        ColumnCache)."""
-        reqs = self._pod_requests(state, pod)
-        return self._score_columns.values_at(
-            table,
-            reqs,
-            idx,
-            lambda t, rows: self._score_rows(t, rows, reqs),
-            lambda t, row: self._score_row(t, row, reqs),
-        )
-
-    def _score_row(self, table: NodeTable, row: int, reqs: tuple[int, ...]) -> int:
-        """The score of one row for a pod requesting ``reqs``."""
-        req, alloc = row_pairs(table, row, self.resources, reqs, use_requested=False)
-        return self.scorer.score(req, alloc, self._weights)
-
-    def _score_rows(self, table: NodeTable, rows: IntArray | None, reqs: tuple[int, ...]) -> IntArray:
-        """Scores of ``rows`` (None: every row) for a pod requesting ``reqs``."""
-        idx = np.arange(table.size) if rows is None else rows
-        req, alloc, weights = table_pairs(table, idx, self.resources, reqs, use_requested=False)
-        return self.scorer.score_vec(req, alloc, weights, len(idx))
-
-    def events_to_register(self) -> list[ClusterEvent]:
-        """Deleted pods free resources; new or resized nodes add them."""
-        return [
-            ClusterEvent("Pod", frozenset({"Delete"})),
-            ClusterEvent("Node", frozenset({"Add", "Update"})),
-        ]
+        state.write(PRE_SCORE_KEY, self.pod_requests(pod))
+        return SUCCESS

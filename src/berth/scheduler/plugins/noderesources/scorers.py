@@ -41,6 +41,10 @@ def most_requested_score(requested: int, capacity: int) -> int:
     return go_div(min(requested, capacity) * MAX_NODE_SCORE, capacity)
 
 
+# per scored resource, one value per node
+PerResource = Sequence[IntArray]
+
+
 class Scorer:
     """A weighted resource scorer (the ``scorer`` of kube's resourceAllocationScorer)."""
 
@@ -49,11 +53,7 @@ class Scorer:
         raise NotImplementedError
 
     def score_vec(
-        self,
-        requested: Sequence[IntArray],
-        allocatable: Sequence[IntArray],
-        weights: Sequence[int],
-        size: int,
+        self, requested: PerResource, allocatable: PerResource, weights: Sequence[int], size: int
     ) -> IntArray:
         """Score ``size`` nodes at once."""
         raise NotImplementedError
@@ -64,7 +64,7 @@ def _no_zero(a: IntArray) -> bool:
     return int(np.count_nonzero(a)) == a.size
 
 
-def _all_allocatable(allocatable: Sequence[IntArray]) -> bool:
+def _all_allocatable(allocatable: PerResource) -> bool:
     """Whether every row has non-zero allocatable for every resource."""
     return bool(allocatable) and all(_no_zero(a) for a in allocatable)
 
@@ -115,67 +115,69 @@ def _safe(alloc: IntArray) -> IntArray:
     return out
 
 
-class LeastAllocated(Scorer):
+class _WeightedMean(Scorer):
+    """The weighted mean, over the resources with non-zero allocatable, of a per-resource score in 0..100
+    (kube's leastResourceScorer and mostResourceScorer); the mean is truncated."""
+
+    @staticmethod
+    def resource_score(requested: int, capacity: int) -> int:
+        """The score of one resource (``capacity`` > 0)."""
+        raise NotImplementedError
+
+    @staticmethod
+    def resource_percent_vec(requested: IntArray, allocatable: IntArray) -> IntArray:
+        """Per node, the non-negative amount whose share of allocatable, in percent, is the resource's score (a
+        new array)."""
+        raise NotImplementedError
+
+    def score(self, requested: Sequence[int], allocatable: Sequence[int], weights: Sequence[int]) -> int:
+        """Score one node."""
+        resource_score = self.resource_score
+        total = wsum = 0
+        for r, a, w in zip(requested, allocatable, weights, strict=True):
+            if a == 0:
+                continue
+            total += resource_score(r, a) * w
+            wsum += w
+        return go_div(total, wsum) if wsum else 0
+
+    def score_vec(
+        self, requested: PerResource, allocatable: PerResource, weights: Sequence[int], size: int
+    ) -> IntArray:
+        """Score ``size`` nodes at once."""
+        acc = _Accumulator(size)
+        for r, a, w in zip(requested, allocatable, weights, strict=True):
+            full = _no_zero(a)
+            s = self.resource_percent_vec(r, a)
+            s *= MAX_NODE_SCORE
+            s //= a if full else _safe(a)
+            acc.add(s, w, None if full else a != 0)
+        return acc.floor_mean()
+
+
+class LeastAllocated(_WeightedMean):
     """Favors nodes with more free capacity: weighted mean of (1 - requested/allocatable) * 100."""
 
-    def score(self, requested: Sequence[int], allocatable: Sequence[int], weights: Sequence[int]) -> int:
-        """Score one node."""
-        total = wsum = 0
-        for r, a, w in zip(requested, allocatable, weights, strict=True):
-            if a == 0:
-                continue
-            total += least_requested_score(r, a) * w
-            wsum += w
-        return go_div(total, wsum) if wsum else 0
+    resource_score = staticmethod(least_requested_score)
 
-    def score_vec(
-        self,
-        requested: Sequence[IntArray],
-        allocatable: Sequence[IntArray],
-        weights: Sequence[int],
-        size: int,
-    ) -> IntArray:
-        """Score ``size`` nodes at once."""
-        acc = _Accumulator(size)
-        for r, a, w in zip(requested, allocatable, weights, strict=True):
-            full = _no_zero(a)
-            s = a - r
-            s *= MAX_NODE_SCORE
-            s //= a if full else _safe(a)
-            np.maximum(s, 0, out=s)  # over capacity gives a negative quotient: kube's explicit 0
-            acc.add(s, w, None if full else a != 0)
-        return acc.floor_mean()
+    @staticmethod
+    def resource_percent_vec(requested: IntArray, allocatable: IntArray) -> IntArray:
+        """What is left free: allocatable - requested, 0 when over capacity (kube's explicit 0)."""
+        s = allocatable - requested
+        np.maximum(s, 0, out=s)
+        return s
 
 
-class MostAllocated(Scorer):
+class MostAllocated(_WeightedMean):
     """Favors fuller nodes: weighted mean of requested/allocatable * 100 (capped at 100)."""
 
-    def score(self, requested: Sequence[int], allocatable: Sequence[int], weights: Sequence[int]) -> int:
-        """Score one node."""
-        total = wsum = 0
-        for r, a, w in zip(requested, allocatable, weights, strict=True):
-            if a == 0:
-                continue
-            total += most_requested_score(r, a) * w
-            wsum += w
-        return go_div(total, wsum) if wsum else 0
+    resource_score = staticmethod(most_requested_score)
 
-    def score_vec(
-        self,
-        requested: Sequence[IntArray],
-        allocatable: Sequence[IntArray],
-        weights: Sequence[int],
-        size: int,
-    ) -> IntArray:
-        """Score ``size`` nodes at once."""
-        acc = _Accumulator(size)
-        for r, a, w in zip(requested, allocatable, weights, strict=True):
-            full = _no_zero(a)
-            s = np.minimum(r, a)
-            s *= MAX_NODE_SCORE
-            s //= a if full else _safe(a)
-            acc.add(s, w, None if full else a != 0)
-        return acc.floor_mean()
+    @staticmethod
+    def resource_percent_vec(requested: IntArray, allocatable: IntArray) -> IntArray:
+        """What is requested, capped at allocatable."""
+        out: IntArray = np.minimum(requested, allocatable)
+        return out
 
 
 class RequestedToCapacityRatio(Scorer):
@@ -229,13 +231,9 @@ class RequestedToCapacityRatio(Scorer):
         return go_round(float(total) / float(wsum))
 
     def score_vec(
-        self,
-        requested: Sequence[IntArray],
-        allocatable: Sequence[IntArray],
-        weights: Sequence[int],
-        size: int,
+        self, requested: PerResource, allocatable: PerResource, weights: Sequence[int], size: int
     ) -> IntArray:
-        """Score ``size`` nodes at once."""
+        """Score ``size`` nodes at once: rounded weighted mean of the positive resource scores."""
         total = np.zeros(size, dtype=np.int64)
         wsum = np.zeros(size, dtype=np.int64)
         for r, a, w in zip(requested, allocatable, weights, strict=True):
@@ -285,7 +283,7 @@ def balanced_score(requested: Sequence[int], allocatable: Sequence[int]) -> int:
     return int((1 - std) * float(MAX_NODE_SCORE))
 
 
-def balanced_score_vec(requested: Sequence[IntArray], allocatable: Sequence[IntArray], size: int) -> IntArray:
+def balanced_score_vec(requested: PerResource, allocatable: PerResource, size: int) -> IntArray:
     """Vector form of :func:`balanced_score` (same float operations in the same order)."""
     if len(requested) == 2 and _all_allocatable(allocatable):
         f0 = requested[0] / allocatable[0]
@@ -330,3 +328,17 @@ def balanced_score_vec(requested: Sequence[IntArray], allocatable: Sequence[IntA
         std = np.where(many, np.sqrt(acc / cnt), std)
     out: IntArray = ((1 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
     return out
+
+
+class BalancedScorer(Scorer):
+    """kube's balancedResourceScorer as a Scorer (the resources' weights, all 1, take no part)."""
+
+    def score(self, requested: Sequence[int], allocatable: Sequence[int], weights: Sequence[int]) -> int:
+        """Score one node: :func:`balanced_score`."""
+        return balanced_score(requested, allocatable)
+
+    def score_vec(
+        self, requested: PerResource, allocatable: PerResource, weights: Sequence[int], size: int
+    ) -> IntArray:
+        """Score ``size`` nodes at once: :func:`balanced_score_vec`."""
+        return balanced_score_vec(requested, allocatable, size)

@@ -2,31 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 import numpy as np
 
 from berth.api.taints import Taint, tolerates_all
-from berth.scheduler.framework import (
-    ClusterEvent,
-    Code,
-    CycleState,
-    Handle,
-    NodeInfo,
-    NodeTable,
-    PodInfo,
-    Registry,
-    Status,
-    Verdicts,
-)
+from berth.scheduler.framework import NodeInfo, NodeTable, PodInfo, Registry
+from berth.scheduler.framework.nodetable import BoolArray
+from berth.scheduler.framework.status import unresolvable
+from berth.scheduler.plugins.common import NodeObjectFilter, OneReasonFilter
+from berth.scheduler.plugins.factories import no_args
 
 NAME = "NodeUnschedulable"
 ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
 TAINT_NODE_UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
 _UNSCHEDULABLE_TAINT = Taint(TAINT_NODE_UNSCHEDULABLE, "", "NoSchedule")
-_SUCCESS = Status()
-_REJECT = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_REASON_UNSCHEDULABLE,))
 
 
 def tolerates_unschedulable(pod: PodInfo) -> bool:
@@ -34,35 +22,26 @@ def tolerates_unschedulable(pod: PodInfo) -> bool:
     return bool(pod.tolerations) and tolerates_all(pod.tolerations, _UNSCHEDULABLE_TAINT)
 
 
-class NodeUnschedulable:
-    """Rejects cordoned nodes (UnschedulableAndUnresolvable) for pods without the matching toleration."""
+class NodeUnschedulable(NodeObjectFilter, OneReasonFilter):
+    """Rejects cordoned nodes (UnschedulableAndUnresolvable) for pods without the matching toleration; a node
+    added or uncordoned may admit the pod."""
 
     name = NAME
-    # its Filter reads only the node object, never the pods on it (see Framework.run_filter_node)
-    filter_ignores_node_pods = True
+    reject = unresolvable(ERR_REASON_UNSCHEDULABLE)
 
-    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
-        """Per-node form."""
-        if not node.unschedulable or tolerates_unschedulable(pod):
-            return _SUCCESS
-        return _REJECT
+    def fits(self, pod: PodInfo, node: NodeInfo) -> bool:
+        """The node is not cordoned, or the pod tolerates that."""
+        return not node.unschedulable or tolerates_unschedulable(pod)
 
-    def filter_nodes(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Verdicts:
-        """Batched form over every row."""
-        n = table.size
+    def passing_rows(self, pod: PodInfo, table: NodeTable) -> BoolArray | None:
+        """The rows not cordoned (every row when the pod tolerates it)."""
         if tolerates_unschedulable(pod):
-            return Verdicts.all_pass(n)
-        passed = np.logical_not(table.unschedulable[:n])
-        return Verdicts.single(passed, _REJECT)
-
-    def events_to_register(self) -> list[ClusterEvent]:
-        """A node added or uncordoned may admit the pod."""
-        return [ClusterEvent("Node", frozenset({"Add", "Update"}))]
+            return None
+        passed: BoolArray = np.logical_not(table.unschedulable[: table.size])
+        return passed
 
 
-def new(args: Mapping[str, Any], handle: Handle) -> NodeUnschedulable:
-    """Factory (the plugin takes no args)."""
-    return NodeUnschedulable()
+new = no_args(NodeUnschedulable)
 
 
 def register(registry: Registry) -> None:

@@ -11,7 +11,6 @@ import numpy as np
 from berth.api.kinds import UnknownKindError, lookup_kind
 from berth.scheduler.framework import (
     ClusterEvent,
-    Code,
     CycleState,
     Handle,
     NodeInfo,
@@ -19,11 +18,11 @@ from berth.scheduler.framework import (
     PluginError,
     PodInfo,
     PreFilterResult,
-    Status,
     Verdicts,
 )
 from berth.scheduler.framework.nodetable import IntArray
 from berth.scheduler.framework.plugin import nominated_counted, rows_with_added_pods
+from berth.scheduler.framework.status import SKIP, SUCCESS, Status, error
 from berth.scheduler.plugins.podtopologyspread.args import PodTopologySpreadArgs
 from berth.scheduler.plugins.podtopologyspread.columns import TopologyColumns
 from berth.scheduler.plugins.podtopologyspread.constraints import (
@@ -55,8 +54,7 @@ from berth.scheduler.plugins.podtopologyspread.scoring import (
 NAME = "PodTopologySpread"
 PRE_FILTER_KEY = "PreFilter" + NAME
 PRE_SCORE_KEY = "PreScore" + NAME
-_SUCCESS = Status()
-_SKIP = Status(Code.SKIP)
+_NO_PRE_FILTER_STATE = error(f'reading "{PRE_FILTER_KEY}" from cycleState: not found')
 _STATUS_INDEX = {REJECT_SKEW: 0, REJECT_LABEL: 1}
 
 
@@ -104,12 +102,12 @@ class PodTopologySpread:
         try:
             hard = self.constraints(pod).hard
         except ConstraintError as e:
-            return None, Status(Code.ERROR, (f"get constraints from pod: {e}",))
+            return None, error(f"get constraints from pod: {e}")
         if not hard:
-            return None, _SKIP
+            return None, SKIP
         st = build_pre_filter_state(pod, hard, table, self.index, self.columns, InclusionMasks(pod, table))
         state.write(PRE_FILTER_KEY, st)
-        return None, _SUCCESS
+        return None, SUCCESS
 
     def _state(self, state: CycleState) -> PreFilterState | None:
         st: PreFilterState | None = state.get(PRE_FILTER_KEY)
@@ -130,7 +128,7 @@ class PodTopologySpread:
         """Per-node form."""
         st = self._state(state)
         if st is None:
-            return Status(Code.ERROR, (f'reading "{PRE_FILTER_KEY}" from cycleState: not found',))
+            return _NO_PRE_FILTER_STATE
         return self._with_nominated(st, pod, node, filter_node(st, node))
 
     def filter_nodes(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Verdicts:
@@ -138,8 +136,7 @@ class PodTopologySpread:
         n = table.size
         st = self._state(state)
         if st is None:
-            err = Status(Code.ERROR, (f'reading "{PRE_FILTER_KEY}" from cycleState: not found',))
-            return Verdicts.single(np.zeros(n, dtype=np.bool_), err)
+            return Verdicts.single(np.zeros(n, dtype=np.bool_), _NO_PRE_FILTER_STATE)
         v = filter_rows(st, n)
         rows = rows_with_added_pods(state, n)
         if not rows:
@@ -166,23 +163,23 @@ class PodTopologySpread:
     def _update(self, state: CycleState, pod: PodInfo, other: PodInfo, node: NodeInfo, delta: int) -> Status:
         st = self._state(state)
         if st is None:
-            return Status(Code.ERROR, (f'reading "{PRE_FILTER_KEY}" from cycleState: not found',))
+            return _NO_PRE_FILTER_STATE
         new = update_with_pod(st, pod, other, node, delta)
         if new is not st:
             state.write(PRE_FILTER_KEY, new)  # a copy: clones of the state keep the old one
-        return _SUCCESS
+        return SUCCESS
 
     # ----- score ---------------------------------------------------------------------------
     def pre_score(self, state: CycleState, pod: PodInfo, table: NodeTable, feasible: IntArray) -> Status:
         """Count matching pods per domain for the ScheduleAnyway constraints; Skip pods without any."""
         if table.size == 0:
-            return _SKIP
+            return SKIP
         try:
             pc = self.constraints(pod)
         except ConstraintError as e:
-            return Status(Code.ERROR, (f"obtaining pod's soft topology spread constraints: {e}",))
+            return error(f"obtaining pod's soft topology spread constraints: {e}")
         if not pc.soft:
-            return _SKIP
+            return SKIP
         # only the system defaults let nodes without every topology key be scored
         require_all = pc.own or not self.args.system_defaulted
         masks = InclusionMasks(pod, table)
@@ -190,13 +187,13 @@ class PodTopologySpread:
             pod, pc.soft, require_all, table, feasible, self.index, self.columns, masks
         )
         state.write(PRE_SCORE_KEY, st)
-        return _SUCCESS
+        return SUCCESS
 
     def _score_state(self, state: CycleState) -> PreScoreState:
         st: PreScoreState | None = state.get(PRE_SCORE_KEY)
         if st is None:
             msg = f'reading "{PRE_SCORE_KEY}" from cycleState: not found'
-            raise PluginError(Status(Code.ERROR, (msg,), NAME))
+            raise PluginError(error(msg, plugin=NAME))
         return st
 
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:

@@ -2,41 +2,27 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 
 from berth.api.taints import Taint, Toleration, find_untolerated, tolerates_all
-from berth.scheduler.framework import (
-    ClusterEvent,
-    Code,
-    CycleState,
-    Handle,
-    NodeInfo,
-    NodeTable,
-    PodInfo,
-    Registry,
-    Status,
-    Verdicts,
-    default_normalize,
-)
+from berth.scheduler.framework import CycleState, NodeInfo, NodeTable, PodInfo, Registry, Verdicts
 from berth.scheduler.framework.nodetable import IntArray
+from berth.scheduler.framework.status import SUCCESS, Status, unresolvable
+from berth.scheduler.plugins.common import DefaultNormalizeScore, NodeObjectFilter
+from berth.scheduler.plugins.factories import no_args
 from berth.scheduler.plugins.tainttoleration.groups import TaintGroupCache
 
 NAME = "TaintToleration"
 PRE_SCORE_KEY = "PreScore" + NAME
 DO_NOT_SCHEDULE = frozenset({"NoSchedule", "NoExecute"})
 PREFER_NO_SCHEDULE = "PreferNoSchedule"
-_SUCCESS = Status()
 
 
 def untolerated_status(taint: Taint) -> Status:
     """The Filter rejection for ``taint``."""
-    return Status(
-        Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-        (f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}",),
-    )
+    return unresolvable(f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}")
 
 
 def prefer_no_schedule_tolerations(tolerations: Sequence[Toleration]) -> tuple[Toleration, ...]:
@@ -49,15 +35,15 @@ def count_intolerable_prefer_no_schedule(taints: Sequence[Taint], tolerations: S
     return sum(1 for t in taints if t.effect == PREFER_NO_SCHEDULE and not tolerates_all(tolerations, t))
 
 
-class TaintToleration:
-    """Filter: the first untolerated NoSchedule/NoExecute taint rejects the node (UnschedulableAndUnresolvable).
+class TaintToleration(NodeObjectFilter, DefaultNormalizeScore):
+    """Filter: the first untolerated NoSchedule/NoExecute taint rejects the node (UnschedulableAndUnresolvable);
+    a new node or a taint change may admit the pod.
 
     Score: the count of untolerated PreferNoSchedule taints, normalised reversed (fewer is better).
     """
 
     name = NAME
-    # its Filter reads only the node object, never the pods on it (see Framework.run_filter_node)
-    filter_ignores_node_pods = True
+    reverse_scores = True
 
     def __init__(self) -> None:
         self._groups = TaintGroupCache()
@@ -67,9 +53,9 @@ class TaintToleration:
         """Per-node form."""
         taints = node.taints
         if not taints:
-            return _SUCCESS
+            return SUCCESS
         taint = find_untolerated(taints, pod.tolerations, DO_NOT_SCHEDULE)
-        return _SUCCESS if taint is None else untolerated_status(taint)
+        return SUCCESS if taint is None else untolerated_status(taint)
 
     def filter_nodes(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Verdicts:
         """Batched form: evaluated once per distinct taint list."""
@@ -101,7 +87,7 @@ class TaintToleration:
     def pre_score(self, state: CycleState, pod: PodInfo, table: NodeTable, feasible: IntArray) -> Status:
         """Keep the tolerations that matter for PreferNoSchedule taints (kube never skips here)."""
         state.write(PRE_SCORE_KEY, prefer_no_schedule_tolerations(pod.tolerations))
-        return _SUCCESS
+        return SUCCESS
 
     def _tolerations(self, state: CycleState, pod: PodInfo) -> tuple[Toleration, ...]:
         tol: tuple[Toleration, ...] | None = state.get(PRE_SCORE_KEY)
@@ -132,18 +118,8 @@ class TaintToleration:
         """No node has a taint: every node scores 0 raw, 100 normalised."""
         return not table.has_taints[: table.size].any()
 
-    def normalize_scores(self, state: CycleState, pod: PodInfo, scores: IntArray) -> IntArray:
-        """DefaultNormalizeScore, reversed."""
-        return default_normalize(scores, reverse=True)
 
-    def events_to_register(self) -> list[ClusterEvent]:
-        """A new node or a taint change may admit the pod."""
-        return [ClusterEvent("Node", frozenset({"Add", "Update"}))]
-
-
-def new(args: Mapping[str, Any], handle: Handle) -> TaintToleration:
-    """Factory (the plugin takes no args)."""
-    return TaintToleration()
+new = no_args(TaintToleration)
 
 
 def register(registry: Registry) -> None:
