@@ -11,6 +11,7 @@ from berth.api.nodeselector import (
     preferred_score,
     required_node_affinity,
 )
+from builders import make_pod
 
 LABELS = {"zone": "a", "cores": "16", "gpu": "true", "neg": "-5", "big": "9223372036854775808"}
 
@@ -151,10 +152,6 @@ def test_compile_none() -> None:
     assert compile_node_selector(None) is None
 
 
-def pod(spec: dict[str, Any]) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": spec}
-
-
 @pytest.mark.parametrize(
     ("spec", "labels", "expected"),
     [
@@ -191,7 +188,7 @@ def pod(spec: dict[str, Any]) -> dict[str, Any]:
     ],
 )
 def test_required_node_affinity(spec: dict[str, Any], labels: dict[str, str], expected: bool) -> None:
-    assert required_node_affinity(pod(spec)).matches(labels, "n1") is expected
+    assert required_node_affinity(make_pod().spec(**spec).obj()).matches(labels, "n1") is expected
 
 
 def test_preferred_terms() -> None:

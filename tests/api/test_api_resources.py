@@ -6,6 +6,7 @@ import pytest
 
 from berth.api.errors import InvalidObjectError
 from berth.api.resources import container_ports, node_allocatable, pod_nonzero_requests, pod_requests
+from builders import make_pod
 
 MI = 1 << 20
 GI = 1 << 30
@@ -26,84 +27,116 @@ def c(
     return {"name": name, "resources": res, **extra}
 
 
-def pod(
-    containers: list[dict[str, Any]],
-    init: list[dict[str, Any]] | None = None,
-    overhead: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    spec: dict[str, Any] = {"containers": containers}
-    if init is not None:
-        spec["initContainers"] = init
-    if overhead is not None:
-        spec["overhead"] = overhead
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ns"}, "spec": spec}
-
-
 @pytest.mark.parametrize(
     ("p", "requests", "nonzero"),
     [
-        (pod([c("a")]), {}, (100, 200 * MI)),
-        (pod([{"name": "a"}]), {}, (100, 200 * MI)),
-        (pod([c("a", {"cpu": "0", "memory": "0"})]), {}, (0, 0)),  # explicit zeros stay zero
-        (pod([c("a", {"cpu": "0"})]), {}, (0, 200 * MI)),
+        (make_pod().ns("ns").spec(containers=[c("a")]).obj(), {}, (100, 200 * MI)),
+        (make_pod().ns("ns").spec(containers=[{"name": "a"}]).obj(), {}, (100, 200 * MI)),
         (
-            pod([c("a", {"cpu": "500m", "memory": "1Gi"}), c("b", {"cpu": "250m"})]),
+            make_pod().ns("ns").spec(containers=[c("a", {"cpu": "0", "memory": "0"})]).obj(),
+            {},
+            (0, 0),
+        ),  # explicit zeros stay zero
+        (make_pod().ns("ns").spec(containers=[c("a", {"cpu": "0"})]).obj(), {}, (0, 200 * MI)),
+        (
+            make_pod()
+            .ns("ns")
+            .spec(containers=[c("a", {"cpu": "500m", "memory": "1Gi"}), c("b", {"cpu": "250m"})])
+            .obj(),
             {"cpu": 750, "memory": GI},
             (750, GI + 200 * MI),
         ),
         # limits default missing requests
         (
-            pod([c("a", {"cpu": "100m"}, {"cpu": "2", "memory": "1Gi", "nvidia.com/gpu": 1})]),
+            make_pod()
+            .ns("ns")
+            .spec(containers=[c("a", {"cpu": "100m"}, {"cpu": "2", "memory": "1Gi", "nvidia.com/gpu": 1})])
+            .obj(),
             {"cpu": 100, "memory": GI, "nvidia.com/gpu": 1},
             (100, GI),
         ),
         # init containers: max(sum of containers, each init)
         (
-            pod([c("a", {"cpu": "1", "memory": "1Gi"})], [c("i", {"cpu": "2", "memory": "100Mi"})]),
+            make_pod()
+            .ns("ns")
+            .spec(
+                containers=[c("a", {"cpu": "1", "memory": "1Gi"})],
+                initContainers=[c("i", {"cpu": "2", "memory": "100Mi"})],
+            )
+            .obj(),
             {"cpu": 2000, "memory": GI},
             (2000, GI),
         ),
         (
-            pod([c("a", {"cpu": "1"})], [c("i", {"ephemeral-storage": "1Gi"})]),
+            make_pod()
+            .ns("ns")
+            .spec(containers=[c("a", {"cpu": "1"})], initContainers=[c("i", {"ephemeral-storage": "1Gi"})])
+            .obj(),
             {"cpu": 1000, "ephemeral-storage": GI},
             (1000, 200 * MI),
         ),
         # sidecars add to the sum and to later init containers' peak
         (
-            pod(
-                [c("a", {"cpu": "500m", "memory": "1Gi"})],
-                [
+            make_pod()
+            .ns("ns")
+            .spec(
+                containers=[c("a", {"cpu": "500m", "memory": "1Gi"})],
+                initContainers=[
                     c("i1", {"cpu": "2"}),
                     c("s", {"cpu": "100m", "memory": "10Mi"}, restart_policy="Always"),
                     c("i2", {"cpu": "1950m"}),
                 ],
-                {"cpu": "10m"},
-            ),
+                overhead={"cpu": "10m"},
+            )
+            .obj(),
             {"cpu": 2060, "memory": GI + 10 * MI},
             (2060, GI + 10 * MI),
         ),
         # a sidecar before a big init container
         (
-            pod(
-                [c("a", {"cpu": "1"})], [c("s", {"cpu": "1"}, restart_policy="Always"), c("i", {"cpu": "3"})]
-            ),
+            make_pod()
+            .ns("ns")
+            .spec(
+                containers=[c("a", {"cpu": "1"})],
+                initContainers=[c("s", {"cpu": "1"}, restart_policy="Always"), c("i", {"cpu": "3"})],
+            )
+            .obj(),
             {"cpu": 4000},
             (4000, 400 * MI),  # the sidecar's default memory counts in the sum and in the init peak
         ),
         # overhead
         (
-            pod([c("a", {"cpu": "1"})], overhead={"cpu": "250m", "memory": "120Mi"}),
+            make_pod()
+            .ns("ns")
+            .spec(containers=[c("a", {"cpu": "1"})], overhead={"cpu": "250m", "memory": "120Mi"})
+            .obj(),
             {"cpu": 1250, "memory": 120 * MI},
             (1250, 320 * MI),
         ),
         # exact sums, rounded once: 3 x 0.0001 cpu = 0.0003 -> 1m
         (
-            pod([c("a", {"cpu": "0.0001"}), c("b", {"cpu": "0.0001"}), c("c", {"cpu": "0.0001"})]),
+            make_pod()
+            .ns("ns")
+            .spec(
+                containers=[c("a", {"cpu": "0.0001"}), c("b", {"cpu": "0.0001"}), c("c", {"cpu": "0.0001"})]
+            )
+            .obj(),
             {"cpu": 1},
             (1, 600 * MI),
         ),
-        (pod([c("a", {"memory": "0.1Ki"}), c("b", {"memory": "0.1Ki"})]), {"memory": 205}, (200, 205)),
-        (pod([c("a", {"cpu": 2, "memory": 1073741824})]), {"cpu": 2000, "memory": GI}, (2000, GI)),
+        (
+            make_pod()
+            .ns("ns")
+            .spec(containers=[c("a", {"memory": "0.1Ki"}), c("b", {"memory": "0.1Ki"})])
+            .obj(),
+            {"memory": 205},
+            (200, 205),
+        ),
+        (
+            make_pod().ns("ns").spec(containers=[c("a", {"cpu": 2, "memory": 1073741824})]).obj(),
+            {"cpu": 2000, "memory": GI},
+            (2000, GI),
+        ),
     ],
 )
 def test_pod_requests(p: dict[str, Any], requests: dict[str, int], nonzero: tuple[int, int]) -> None:
@@ -115,18 +148,21 @@ def test_pod_requests(p: dict[str, Any], requests: dict[str, int], nonzero: tupl
     ("p", "message"),
     [
         (
-            pod([c("a", {"cpu": "500x"})]),
+            make_pod().ns("ns").spec(containers=[c("a", {"cpu": "500x"})]).obj(),
             'Pod "ns/p": spec.containers[0].resources.requests.cpu: invalid quantity "500x"',
         ),
         (
-            pod([c("a", None, {"memory": "1KB"})]),
+            make_pod().ns("ns").spec(containers=[c("a", None, {"memory": "1KB"})]).obj(),
             'Pod "ns/p": spec.containers[0].resources.limits.memory: invalid quantity "1KB"',
         ),
         (
-            pod([c("a")], [c("i", {"cpu": ""})]),
+            make_pod().ns("ns").spec(containers=[c("a")], initContainers=[c("i", {"cpu": ""})]).obj(),
             'Pod "ns/p": spec.initContainers[0].resources.requests.cpu: invalid quantity ""',
         ),
-        (pod([c("a")], overhead={"cpu": "x"}), 'Pod "ns/p": spec.overhead.cpu: invalid quantity "x"'),
+        (
+            make_pod().ns("ns").spec(containers=[c("a")], overhead={"cpu": "x"}).obj(),
+            'Pod "ns/p": spec.overhead.cpu: invalid quantity "x"',
+        ),
     ],
 )
 def test_pod_requests_errors(p: dict[str, Any], message: str) -> None:
@@ -159,16 +195,21 @@ def test_node_allocatable() -> None:
 
 
 def test_container_ports() -> None:
-    p = pod(
-        [
-            {"name": "a", "ports": [{"containerPort": 80, "hostPort": 8080}, {"containerPort": 81}]},
-            {
-                "name": "b",
-                "ports": [{"containerPort": 53, "hostPort": 53, "protocol": "UDP", "hostIP": "10.0.0.1"}],
-            },
-            {"name": "c", "ports": [{"containerPort": 9, "hostPort": 0}]},
-        ],
-        [{"name": "i", "ports": [{"containerPort": 1, "hostPort": 1}]}],
+    p = (
+        make_pod()
+        .ns("ns")
+        .spec(
+            containers=[
+                {"name": "a", "ports": [{"containerPort": 80, "hostPort": 8080}, {"containerPort": 81}]},
+                {
+                    "name": "b",
+                    "ports": [{"containerPort": 53, "hostPort": 53, "protocol": "UDP", "hostIP": "10.0.0.1"}],
+                },
+                {"name": "c", "ports": [{"containerPort": 9, "hostPort": 0}]},
+            ],
+            initContainers=[{"name": "i", "ports": [{"containerPort": 1, "hostPort": 1}]}],
+        )
+        .obj()
     )
     assert container_ports(p) == (("0.0.0.0", "TCP", 8080), ("10.0.0.1", "UDP", 53))
-    assert container_ports(pod([c("a")])) == ()
+    assert container_ports(make_pod().ns("ns").spec(containers=[c("a")]).obj()) == ()

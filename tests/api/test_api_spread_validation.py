@@ -8,17 +8,9 @@ import pytest
 
 from berth.api.errors import InvalidObjectError
 from berth.api.validation import validate_object
+from builders import make_pod
 
 SEL = {"matchLabels": {"app": "web"}}
-
-
-def _pod(*constraints: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": "p", "namespace": "default"},
-        "spec": {"containers": [{"name": "c", "image": "x"}], "topologySpreadConstraints": list(constraints)},
-    }
 
 
 def _c(**kw: Any) -> dict[str, Any]:
@@ -69,8 +61,10 @@ P = 'Pod "default/p": spec.topologySpreadConstraints'
 )
 def test_spread_validation(constraints: tuple[dict[str, Any], ...], message: str | None) -> None:
     if message is None:
-        validate_object(_pod(*constraints))
+        pod = make_pod().spread(*constraints).obj()
+        validate_object(pod)
+        assert pod == make_pod().spread(*constraints).obj()  # accepted as written
         return
     with pytest.raises(InvalidObjectError) as e:
-        validate_object(_pod(*constraints))
+        validate_object(make_pod().spread(*constraints).obj())
     assert str(e.value) == message

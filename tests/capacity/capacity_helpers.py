@@ -1,14 +1,15 @@
-"""Builders for the CapacityScheduling tests: quotas, GPU nodes and pods in wire form, a fake handle."""
+"""ElasticQuotas, PriorityClasses, GPU pods, a CapacityScheduling profile and a Simulation run for the
+CapacityScheduling tests."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from berth.scheduler.framework.config import parse_config
-from berth.scheduler.framework.podinfo import PodInfo
+from berth.scheduler.framework.config import SchedulerConfig
 from berth.sim.engine import Simulation
 from berth.sim.scenario import Plan, Step
+from builders import PodBuilder, make_pod, scheduler_config
 
 Obj = dict[str, Any]
 GPU = "nvidia.com/gpu"
@@ -38,80 +39,14 @@ def quota(
     }
 
 
-def node(name: str, gpu: int = 0, cpu: str = "32", memory: str = "64Gi") -> Obj:
-    """A Node with ``gpu`` GPUs."""
-    res: Obj = {"cpu": cpu, "memory": memory, "pods": "110"}
-    if gpu:
-        res[GPU] = str(gpu)
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
-        "status": {"capacity": dict(res), "allocatable": dict(res)},
-    }
-
-
-def pod(
-    name: str,
-    ns: str,
-    requests: Mapping[str, Any],
-    *,
-    prio: int = 0,
-    uid: str | None = None,
-    on: str | None = None,
-    phase: str | None = None,
-    nominated: str | None = None,
-    labels: Mapping[str, str] | None = None,
-    start: str | None = None,
-) -> Obj:
-    """A Pod in ``ns`` with the given container requests and spec.priority."""
-    spec: Obj = {
-        "containers": [{"name": "c", "image": "busybox", "resources": {"requests": dict(requests)}}],
-        "priority": prio,
-    }
-    if on:
-        spec["nodeName"] = on
-    meta: Obj = {"name": name, "namespace": ns, "uid": uid or f"uid-{ns}-{name}"}
-    if labels:
-        meta["labels"] = dict(labels)
-    obj: Obj = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
-    status: Obj = {}
-    if phase:
-        status["phase"] = phase
-    if nominated:
-        status["nominatedNodeName"] = nominated
-    if start:
-        status["startTime"] = start
-    if status:
-        obj["status"] = status
-    return obj
-
-
-def info(obj: Obj) -> PodInfo:
-    """The PodInfo of a wire-form pod."""
-    return PodInfo(obj)
-
-
-def capacity_config() -> Any:
+def capacity_config() -> SchedulerConfig:
     """A KubeSchedulerConfiguration enabling CapacityScheduling (PreFilter, Reserve, PostFilter in place of
     DefaultPreemption), as the scheduler-plugins docs show."""
-    return parse_config(
+    return scheduler_config(
         {
-            "apiVersion": "kubescheduler.config.k8s.io/v1",
-            "kind": "KubeSchedulerConfiguration",
-            "profiles": [
-                {
-                    "schedulerName": "default-scheduler",
-                    "plugins": {
-                        "preFilter": {"enabled": [{"name": "CapacityScheduling"}]},
-                        "postFilter": {
-                            "enabled": [{"name": "CapacityScheduling"}],
-                            "disabled": [{"name": "*"}],
-                        },
-                        "reserve": {"enabled": [{"name": "CapacityScheduling"}]},
-                    },
-                }
-            ],
+            "preFilter": {"enabled": [{"name": "CapacityScheduling"}]},
+            "postFilter": {"enabled": [{"name": "CapacityScheduling"}], "disabled": [{"name": "*"}]},
+            "reserve": {"enabled": [{"name": "CapacityScheduling"}]},
         }
     )
 
@@ -148,14 +83,18 @@ def scheduled_message(sim: Simulation, ns: str, name: str) -> str:
     return ""
 
 
+def quota_pod(ns: str, name: str, gpu: int | None = None, *, prio: int = 0) -> PodBuilder:
+    """A PodBuilder for pod ``name`` of namespace ``ns`` with spec.priority ``prio``, asking ``gpu`` GPUs when
+    given; its uid is ``uid-<ns>-<name>`` (the plugin tracks pods by uid)."""
+    p = make_pod(name).ns(ns).uid(f"uid-{ns}-{name}").priority(prio)
+    return p if gpu is None else p.req({GPU: str(gpu)})
+
+
 def gpu_pods(ns: str, prefix: str, count: int, *, prio: int = 0) -> list[Obj]:
     """``count`` one-GPU pods (no uid: the API assigns it)."""
-    out = []
-    for i in range(count):
-        p = pod(f"{prefix}{i}", ns, {GPU: "1", "cpu": "100m"}, prio=prio)
-        del p["metadata"]["uid"]
-        out.append(p)
-    return out
+    return [
+        make_pod(f"{prefix}{i}").ns(ns).req({GPU: "1"}, cpu="100m").priority(prio).obj() for i in range(count)
+    ]
 
 
 def priority_class(value: int) -> Obj:
@@ -166,13 +105,3 @@ def priority_class(value: int) -> Obj:
         "metadata": {"name": f"p{value}"},
         "value": value,
     }
-
-
-def api_pod(name: str, ns: str, requests: Mapping[str, Any], prio: int = 0) -> Obj:
-    """A pod to create through the API: no uid, priority through PriorityClass ``p<prio>`` when non-zero."""
-    p = pod(name, ns, requests)
-    del p["metadata"]["uid"]
-    del p["spec"]["priority"]
-    if prio:
-        p["spec"]["priorityClassName"] = f"p{prio}"
-    return p

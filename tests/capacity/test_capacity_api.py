@@ -15,7 +15,9 @@ from berth.sim.output import to_tables
 
 @pytest.mark.parametrize("group", ["scheduling.x-k8s.io", "scheduling.sigs.k8s.io"])
 def test_valid_quota(group: str) -> None:
-    validate_object(quota("team", {"cpu": "10", "memory": "20Gi", GPU: 1}, {"cpu": 20}, group=group))
+    q = quota("team", {"cpu": "10", "memory": "20Gi", GPU: 1}, {"cpu": 20}, group=group)
+    validate_object(q)
+    assert quota_limits(q) == ({"cpu": 10_000, "memory": 20 << 30, GPU: 1}, {"cpu": 20_000})
 
 
 @pytest.mark.parametrize(

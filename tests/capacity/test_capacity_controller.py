@@ -5,17 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pytest
-from capacity_helpers import EQ, GPU, POD, Obj, pod, quota
+from capacity_helpers import EQ, GPU, POD, Obj, quota
 
 from berth.clock import SimClock
 from berth.controllers.elasticquota import ElasticQuotaController
 from berth.store import MemoryStore
-
-
-def _pod(name: str, requests: dict[str, str], phase: str | None, ns: str = "a") -> Obj:
-    p = pod(name, ns, requests, on="n1", phase=phase)
-    del p["metadata"]["uid"]
-    return p
+from builders import make_pod
 
 
 def _run(q: Obj, pods: Sequence[Obj], *, after: Sequence[tuple[str, Obj]] = ()) -> dict[str, str]:
@@ -61,8 +56,8 @@ CASES: list[tuple[str, Obj, list[Obj], list[tuple[str, Obj]], dict[str, str]]] =
         "running pods summed, cpu in milli",
         Q,
         [
-            _pod("p1", {"cpu": "1500m", "memory": "1Gi"}, "Running"),
-            _pod("p2", {"cpu": "1", GPU: "1"}, "Running"),
+            make_pod("p1").ns("a").req(cpu="1500m", memory="1Gi").node("n1").phase("Running").obj(),
+            make_pod("p2").ns("a").req({"cpu": "1", GPU: "1"}).node("n1").phase("Running").obj(),
         ],
         [],
         {"cpu": "2500m", "memory": "1Gi", GPU: "1"},
@@ -71,9 +66,9 @@ CASES: list[tuple[str, Obj, list[Obj], list[tuple[str, Obj]], dict[str, str]]] =
         "pending and finished pods are not counted",
         Q,
         [
-            _pod("p1", {"cpu": "1"}, "Pending"),
-            _pod("p2", {"cpu": "2"}, "Succeeded"),
-            _pod("p3", {"cpu": "3"}, None),
+            make_pod("p1").ns("a").req(cpu="1").node("n1").phase("Pending").obj(),
+            make_pod("p2").ns("a").req(cpu="2").node("n1").phase("Succeeded").obj(),
+            make_pod("p3").ns("a").req(cpu="3").node("n1").obj(),
         ],
         [],
         {"cpu": "0", "memory": "0", GPU: "0"},
@@ -81,35 +76,48 @@ CASES: list[tuple[str, Obj, list[Obj], list[tuple[str, Obj]], dict[str, str]]] =
     (
         "resources named in neither min nor max are left out",
         quota("a", {"cpu": "1"}, None),
-        [_pod("p1", {"cpu": "1", "memory": "1Gi", GPU: "1"}, "Running")],
+        [
+            make_pod("p1")
+            .ns("a")
+            .req({"cpu": "1", "memory": "1Gi", GPU: "1"})
+            .node("n1")
+            .phase("Running")
+            .obj()
+        ],
         [],
         {"cpu": "1"},
     ),
     (
         "pods of other namespaces are not counted",
         Q,
-        [_pod("p1", {"cpu": "1"}, "Running", ns="b")],
+        [make_pod("p1").ns("b").req(cpu="1").node("n1").phase("Running").obj()],
         [],
         {"cpu": "0", "memory": "0", GPU: "0"},
     ),
     (
         "a pod that finishes leaves used",
         Q,
-        [_pod("p1", {"cpu": "1"}, "Running"), _pod("p2", {"cpu": "2"}, "Running")],
-        [("finish", {**_pod("p1", {}, None), "status": {"phase": "Succeeded"}})],
+        [
+            make_pod("p1").ns("a").req(cpu="1").node("n1").phase("Running").obj(),
+            make_pod("p2").ns("a").req(cpu="2").node("n1").phase("Running").obj(),
+        ],
+        [("finish", make_pod("p1").ns("a").node("n1").phase("Succeeded").obj())],
         {"cpu": "2", "memory": "0", GPU: "0"},
     ),
     (
         "a deleted pod leaves used",
         Q,
-        [_pod("p1", {"cpu": "1"}, "Running"), _pod("p2", {"cpu": "2"}, "Running")],
-        [("delete", _pod("p2", {}, None))],
+        [
+            make_pod("p1").ns("a").req(cpu="1").node("n1").phase("Running").obj(),
+            make_pod("p2").ns("a").req(cpu="2").node("n1").phase("Running").obj(),
+        ],
+        [("delete", make_pod("p2").ns("a").node("n1").obj())],
         {"cpu": "1", "memory": "0", GPU: "0"},
     ),
     (
         "quota under scheduling.sigs.k8s.io",
         quota("a", {GPU: 1}, {GPU: 4}, group="scheduling.sigs.k8s.io"),
-        [_pod("p1", {GPU: "3"}, "Running")],
+        [make_pod("p1").ns("a").req({GPU: "3"}).node("n1").phase("Running").obj()],
         [],
         {GPU: "3"},
     ),

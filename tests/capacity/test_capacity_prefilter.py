@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pytest
-from capacity_helpers import GPU, Obj, info, pod, quota
+from capacity_helpers import GPU, Obj, quota, quota_pod
 
 from berth.scheduler.framework.cycle_state import CycleState
+from berth.scheduler.framework.podinfo import PodInfo
 from berth.scheduler.framework.status import Code
 from berth.scheduler.plugins.capacityscheduling import STATE_KEY, CapacityScheduling, PreFilterState
 
@@ -22,12 +23,12 @@ QB = quota("b", {GPU: 6}, {GPU: 8})
 
 def running(ns: str, name: str, gpu: int, prio: int = 0) -> Obj:
     """A bound, running pod using ``gpu`` GPUs."""
-    return pod(name, ns, {GPU: str(gpu)}, prio=prio, on="n1", phase="Running")
+    return quota_pod(ns, name, gpu, prio=prio).node("n1").phase("Running").obj()
 
 
 def nominated(ns: str, name: str, gpu: int, prio: int) -> Obj:
     """An unbound pod nominated to n1."""
-    return pod(name, ns, {GPU: str(gpu)}, prio=prio, nominated="n1")
+    return quota_pod(ns, name, gpu, prio=prio).nominated("n1").obj()
 
 
 def plugin_with(objs: Sequence[Obj]) -> CapacityScheduling:
@@ -40,132 +41,182 @@ def plugin_with(objs: Sequence[Obj]) -> CapacityScheduling:
 
 def run(objs: Sequence[Obj], preemptor: Obj) -> tuple[Code, str]:
     p = plugin_with(objs)
-    _, s = p.pre_filter(CycleState(), info(preemptor), None)  # type: ignore[arg-type]
+    _, s = p.pre_filter(CycleState(), PodInfo(preemptor), None)  # type: ignore[arg-type]
     return s.code, s.message
 
 
 OK = (Code.SUCCESS, "")
 
 CASES: list[tuple[str, list[Obj], Obj, tuple[Code, str]]] = [
-    ("no quota in namespace", [QA, running("a", "u", 6)], pod("p", "c", {GPU: "9"}), OK),
-    ("within max and min", [QA, QB, running("a", "u", 4)], pod("p", "a", {GPU: "2"}), OK),
-    ("exactly max", [QA, QB, running("a", "u", 5)], pod("p", "a", {GPU: "1"}), OK),
-    ("over max", [QA, QB, running("a", "u", 5)], pod("p", "a", {GPU: "2"}), (Code.UNSCHEDULABLE, MAX_A)),
+    (
+        "no quota in namespace",
+        [QA, running("a", "u", 6)],
+        quota_pod("c", "p", 9).obj(),
+        OK,
+    ),
+    (
+        "within max and min",
+        [QA, QB, running("a", "u", 4)],
+        quota_pod("a", "p", 2).obj(),
+        OK,
+    ),
+    (
+        "exactly max",
+        [QA, QB, running("a", "u", 5)],
+        quota_pod("a", "p", 1).obj(),
+        OK,
+    ),
+    (
+        "over max",
+        [QA, QB, running("a", "u", 5)],
+        quota_pod("a", "p", 2).obj(),
+        (Code.UNSCHEDULABLE, MAX_A),
+    ),
     (
         "nominated same namespace, higher priority, counts toward max",
         [QA, QB, running("a", "u", 4), nominated("a", "n", 2, 10)],
-        pod("p", "a", {GPU: "1"}, prio=5),
+        quota_pod("a", "p", 1, prio=5).obj(),
         (Code.UNSCHEDULABLE, MAX_A),
     ),
     (
         "nominated same namespace, equal priority, counts toward max",
         [QA, QB, running("a", "u", 4), nominated("a", "n", 2, 5)],
-        pod("p", "a", {GPU: "1"}, prio=5),
+        quota_pod("a", "p", 1, prio=5).obj(),
         (Code.UNSCHEDULABLE, MAX_A),
     ),
     (
         "nominated same namespace, lower priority, ignored",
         [QA, QB, running("a", "u", 4), nominated("a", "n", 2, 1)],
-        pod("p", "a", {GPU: "1"}, prio=5),
+        quota_pod("a", "p", 1, prio=5).obj(),
         OK,
     ),
     (
         "total used over total min",
         [QA, QB, running("a", "u", 6), running("b", "v", 3)],
-        pod("p", "b", {GPU: "2"}),
+        quota_pod("b", "p", 2).obj(),
         (Code.UNSCHEDULABLE, MIN_B),
     ),
     (
         "total used exactly total min",
         [QA, QB, running("a", "u", 6), running("b", "v", 3)],
-        pod("p", "b", {GPU: "1"}),
+        quota_pod("b", "p", 1).obj(),
         OK,
     ),
     (
         "nominated pod of another quota within its min counts toward total min",
         [QA, QB, running("a", "u", 4), running("b", "v", 5), nominated("a", "n", 1, 0)],
-        pod("p", "b", {GPU: "1"}),
+        quota_pod("b", "p", 1).obj(),
         (Code.UNSCHEDULABLE, MIN_B),
     ),
     (
         "nominated pod of another quota over its min is not counted",
         [QA, QB, running("a", "u", 5), running("b", "v", 4), nominated("a", "n", 1, 0)],
-        pod("p", "b", {GPU: "1"}),
+        quota_pod("b", "p", 1).obj(),
         OK,
     ),
     (
         "resource named in no quota is not governed",
         [QA, QB, running("a", "u", 6), running("b", "v", 4)],
-        pod("p", "a", {"cpu": "64", "memory": "1Ti"}),
+        quota_pod("a", "p").req(cpu="64", memory="1Ti").obj(),
         OK,
     ),
     (
         "max listing some resources leaves the others unbounded",
         [quota("a", {"cpu": "10", GPU: 4}, {GPU: 6}), quota("b", {"cpu": "10"}, None)],
-        pod("p", "a", {"cpu": "20"}),
+        quota_pod("a", "p").req(cpu="20").obj(),
         OK,
     ),
     (
         "a resource only in max still counts against the (zero) total min",
         [quota("a", {"cpu": "10"}, {"cpu": "10", "memory": "1Gi"})],
-        pod("p", "a", {"memory": "1Mi"}),
+        quota_pod("a", "p").req(memory="1Mi").obj(),
         (Code.UNSCHEDULABLE, MIN_A),
     ),
     (
         "cpu milli arithmetic: exactly max",
-        [quota("a", {"cpu": "2"}, {"cpu": "1500m"}), pod("q", "a", {"cpu": "1"}, on="n1")],
-        pod("p", "a", {"cpu": "500m"}),
+        [
+            quota("a", {"cpu": "2"}, {"cpu": "1500m"}),
+            quota_pod("a", "q").req(cpu="1").node("n1").obj(),
+        ],
+        quota_pod("a", "p").req(cpu="500m").obj(),
         OK,
     ),
     (
         "cpu milli arithmetic: one milli over max",
-        [quota("a", {"cpu": "2"}, {"cpu": "1500m"}), pod("q", "a", {"cpu": "1"}, on="n1")],
-        pod("p", "a", {"cpu": "501m"}),
+        [
+            quota("a", {"cpu": "2"}, {"cpu": "1500m"}),
+            quota_pod("a", "q").req(cpu="1").node("n1").obj(),
+        ],
+        quota_pod("a", "p").req(cpu="501m").obj(),
         (Code.UNSCHEDULABLE, MAX_A),
     ),
     (
         "several resources: one over max is enough",
         [
             quota("a", {"cpu": "8", GPU: 4}, {"cpu": "8", GPU: 4}),
-            pod("q", "a", {"cpu": "1", GPU: "4"}, on="n1"),
+            quota_pod("a", "q").req({"cpu": "1", GPU: "4"}).node("n1").obj(),
         ],
-        pod("p", "a", {"cpu": "1", GPU: "1"}),
+        quota_pod("a", "p").req({"cpu": "1", GPU: "1"}).obj(),
         (Code.UNSCHEDULABLE, MAX_A),
     ),
     (
         "quota under the other API group",
         [quota("a", {GPU: 1}, {GPU: 1}, group="scheduling.sigs.k8s.io")],
-        pod("p", "a", {GPU: "2"}),
+        quota_pod("a", "p", 2).obj(),
         (Code.UNSCHEDULABLE, MAX_A),
     ),
     (
         "borrowing is refused while another quota's pending pod wants its unused min",
-        [QA, QB, running("a", "u", 4), running("b", "v", 2), pod("w", "b", {GPU: "3"})],
-        pod("p", "a", {GPU: "1"}),
+        [
+            QA,
+            QB,
+            running("a", "u", 4),
+            running("b", "v", 2),
+            quota_pod("b", "w", 3).obj(),
+        ],
+        quota_pod("a", "p", 1).obj(),
         (Code.UNSCHEDULABLE, MIN_A),
     ),
     (
         "borrowing is allowed when the other quota's pending pods cannot fit in its unused min",
-        [QA, QB, running("a", "u", 4), running("b", "v", 2), pod("w", "b", {GPU: "5"})],
-        pod("p", "a", {GPU: "1"}),
+        [
+            QA,
+            QB,
+            running("a", "u", 4),
+            running("b", "v", 2),
+            quota_pod("b", "w", 5).obj(),
+        ],
+        quota_pod("a", "p", 1).obj(),
         OK,
     ),
     (
         "borrowing is allowed from a quota without pending pods",
         [QA, QB, running("a", "u", 4), running("b", "v", 2)],
-        pod("p", "a", {GPU: "2"}),
+        quota_pod("a", "p", 2).obj(),
         OK,
     ),
     (
         "a wanting quota holds its whole unused min, not only its pending pods' share",
-        [QA, QB, running("a", "u", 4), running("b", "v", 2), pod("w", "b", {GPU: "1"})],
-        pod("p", "a", {GPU: "1"}),
+        [
+            QA,
+            QB,
+            running("a", "u", 4),
+            running("b", "v", 2),
+            quota_pod("b", "w", 1).obj(),
+        ],
+        quota_pod("a", "p", 1).obj(),
         (Code.UNSCHEDULABLE, MIN_A),
     ),
     (
         "a pod within its own min is not held back by others' pending pods",
-        [QA, QB, running("a", "u", 2), running("b", "v", 2), pod("w", "b", {GPU: "3"})],
-        pod("p", "a", {GPU: "2"}),
+        [
+            QA,
+            QB,
+            running("a", "u", 2),
+            running("b", "v", 2),
+            quota_pod("b", "w", 3).obj(),
+        ],
+        quota_pod("a", "p", 2).obj(),
         OK,
     ),
 ]
@@ -179,7 +230,7 @@ def test_prefilter(objs: list[Obj], preemptor: Obj, want: tuple[Code, str]) -> N
 def test_prefilter_state_sums_nominated_requests() -> None:
     p = plugin_with([QA, QB, running("a", "u", 1), nominated("a", "n", 2, 9), nominated("b", "m", 1, 0)])
     state = CycleState()
-    p.pre_filter(state, info(pod("p", "a", {GPU: "1"}, prio=5)), None)  # type: ignore[arg-type]
+    p.pre_filter(state, quota_pod("a", "p", 1, prio=5).info(), None)  # type: ignore[arg-type]
     assert state.read(STATE_KEY) == PreFilterState({GPU: 1}, {GPU: 3}, {GPU: 4})
 
 
@@ -200,7 +251,10 @@ def _used(p: CapacityScheduling, ns: str) -> dict[str, int]:
             ],
             {},
         ),
-        ([("ADDED", pod("w", "a", {GPU: "3"}))], {}),  # unbound pods are not counted
+        (
+            [("ADDED", quota_pod("a", "w", 3).obj())],
+            {},
+        ),  # unbound pods are not counted
         ([("ADDED", running("b", "v", 2))], {}),
     ],
 )
@@ -213,14 +267,14 @@ def test_pod_events_track_used(events: list[tuple[str, Obj]], want: dict[str, in
 
 def test_reserve_unreserve_and_binding() -> None:
     p = plugin_with([QA, QB])
-    w = pod("w", "a", {GPU: "3"})
-    p.reserve(CycleState(), info(w), "n1")
-    p.reserve(CycleState(), info(w), "n1")  # counted once
+    w = quota_pod("a", "w", 3).obj()
+    p.reserve(CycleState(), PodInfo(w), "n1")
+    p.reserve(CycleState(), PodInfo(w), "n1")  # counted once
     assert _used(p, "a") == {GPU: 3}
     assert p.book.total_used == {GPU: 3}
-    p.unreserve(CycleState(), info(w), "n1")
+    p.unreserve(CycleState(), PodInfo(w), "n1")
     assert _used(p, "a") == {}
-    p.reserve(CycleState(), info(w), "n1")
+    p.reserve(CycleState(), PodInfo(w), "n1")
     p.on_object_event("MODIFIED", {**w, "spec": {**w["spec"], "nodeName": "n1"}})
     assert _used(p, "a") == {GPU: 3}
 

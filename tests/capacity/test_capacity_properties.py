@@ -3,12 +3,14 @@ the total of their min (PreFilter + Reserve, with pods coming and going, and in 
 
 from __future__ import annotations
 
-from capacity_helpers import EQ, GPU, api_pod, info, node, pod, priority_class, quota, simulate
+from capacity_helpers import EQ, GPU, priority_class, quota, quota_pod, simulate
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from berth.scheduler.framework.cycle_state import CycleState
+from berth.scheduler.framework.podinfo import PodInfo
 from berth.scheduler.plugins.capacityscheduling import CapacityScheduling
+from builders import make_node, make_pod
 
 NAMESPACES = ("a", "b", "c", "free")
 quotas_st = st.lists(
@@ -48,8 +50,8 @@ def test_prefilter_and_reserve_keep_quotas_within_bounds(
     placed: list[dict[str, object]] = []
     for i, (op, arg, gpu, prio) in enumerate(ops):
         if op == "add":
-            p = pod(f"p{i}", str(arg), {GPU: str(gpu), "cpu": "100m"}, prio=prio)
-            pi = info(p)
+            p = quota_pod(str(arg), f"p{i}", gpu, prio=prio).req(cpu="100m").obj()
+            pi = PodInfo(p)
             _, s = plugin.pre_filter(CycleState(), pi, None)  # type: ignore[arg-type]
             if s.is_success():
                 plugin.reserve(CycleState(), pi, "n1")
@@ -69,10 +71,21 @@ def test_prefilter_and_reserve_keep_quotas_within_bounds(
 )
 def test_simulation_status_used_within_bounds(pods: list[tuple[str, int, int]], seed: int) -> None:
     limits = {"a": (3, 6), "b": (4, 5), "c": (1, 2)}
-    objs = [api_pod(f"p{i}", ns, {GPU: str(gpu)}, prio * 100) for i, (ns, gpu, prio) in enumerate(pods)]
+    objs = [
+        make_pod(f"p{i}").ns(ns).req({GPU: str(gpu)}).priority_class(f"p{prio * 100}" if prio else None).obj()
+        for i, (ns, gpu, prio) in enumerate(pods)
+    ]
     sim = simulate(
         [
-            (0.0, [node("n1", gpu=6), node("n2", gpu=6), priority_class(100), priority_class(200)]),
+            (
+                0.0,
+                [
+                    make_node("n1").capacity(cpu="32", memory="64Gi").gpu(6).obj(),
+                    make_node("n2").capacity(cpu="32", memory="64Gi").gpu(6).obj(),
+                    priority_class(100),
+                    priority_class(200),
+                ],
+            ),
             (0.0, [quota(ns, {GPU: lo}, {GPU: hi}) for ns, (lo, hi) in limits.items()]),
             (1.0, objs),
         ],

@@ -2,55 +2,28 @@
 
 from __future__ import annotations
 
-from typing import Any
+from capacity_helpers import quota
 
 from berth.api.manifest import Manifest
-from berth.scheduler.framework.config import parse_config
 from berth.sim.engine import Simulation
 from berth.sim.scenario import Plan, Step
-
-
-def _config() -> Any:
-    return parse_config(
-        {
-            "apiVersion": "kubescheduler.config.k8s.io/v1",
-            "kind": "KubeSchedulerConfiguration",
-            "profiles": [
-                {
-                    "schedulerName": "default-scheduler",
-                    "plugins": {
-                        "multiPoint": {
-                            "enabled": [{"name": "CapacityScheduling"}],
-                            "disabled": [{"name": "DefaultPreemption"}],
-                        }
-                    },
-                }
-            ],
-        }
-    )
+from builders import make_node, make_pod, scheduler_config
 
 
 def test_raising_max_retries_the_refused_pod_at_once() -> None:
-    node = {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": "n"},
-        "status": {"allocatable": {"cpu": "8", "memory": "8Gi", "pods": "110"}},
-    }
-    quota = {
-        "apiVersion": "scheduling.x-k8s.io/v1alpha1",
-        "kind": "ElasticQuota",
-        "metadata": {"name": "q", "namespace": "team"},
-        "spec": {"min": {"cpu": "1"}, "max": {"cpu": "1"}},
-    }
-    pod = {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": "p", "namespace": "team"},
-        "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "2"}}}]},
-    }
-    sim = Simulation(config=_config())
-    sim.run_manifests([Manifest(o, "t") for o in (node, quota, pod)], until=20.0)
+    config = scheduler_config(
+        {
+            "multiPoint": {
+                "enabled": [{"name": "CapacityScheduling"}],
+                "disabled": [{"name": "DefaultPreemption"}],
+            }
+        }
+    )
+    node = make_node("n").capacity(cpu="8").obj()
+    pod = make_pod("p").ns("team").req(cpu="2").obj()
+    sim = Simulation(config=config)
+    objs = (node, quota("team", {"cpu": "1"}, {"cpu": "1"}, name="q"), pod)
+    sim.run_manifests([Manifest(o, "t") for o in objs], until=20.0)
     assert sim.store.get(("", "Pod"), "team", "p")["spec"].get("nodeName") is None
     sim.store.patch(
         ("scheduling.x-k8s.io", "ElasticQuota"),

@@ -5,10 +5,8 @@ from __future__ import annotations
 from capacity_helpers import (
     EQ,
     GPU,
-    api_pod,
     bound,
     gpu_pods,
-    node,
     preempted,
     priority_class,
     quota,
@@ -17,11 +15,18 @@ from capacity_helpers import (
 )
 
 from berth.sim.engine import Simulation
+from builders import make_node, make_pod
 
 
 def _run(b_pods: int) -> Simulation:
     timeline = [
-        (0.0, [node("n1", gpu=5), node("n2", gpu=5)]),
+        (
+            0.0,
+            [
+                make_node("n1").capacity(cpu="32", memory="64Gi").gpu(5).obj(),
+                make_node("n2").capacity(cpu="32", memory="64Gi").gpu(5).obj(),
+            ],
+        ),
         (0.0, [quota("quota-a", {GPU: 4}, {GPU: 6}), quota("quota-b", {GPU: 6}, {GPU: 8})]),
         (1.0, gpu_pods("quota-a", "a", 4)),  # A fills its min
         (10.0, gpu_pods("quota-a", "x", 3)),  # A borrows up to its max; the third is over max
@@ -64,10 +69,17 @@ def test_b_within_free_capacity_preempts_nothing() -> None:
 
 def test_quota_at_max_preempts_its_own_lower_priority_pod() -> None:
     timeline = [
-        (0.0, [node("n1", gpu=5), node("n2", gpu=5), priority_class(100)]),
+        (
+            0.0,
+            [
+                make_node("n1").capacity(cpu="32", memory="64Gi").gpu(5).obj(),
+                make_node("n2").capacity(cpu="32", memory="64Gi").gpu(5).obj(),
+                priority_class(100),
+            ],
+        ),
         (0.0, [quota("quota-a", {GPU: 4}, {GPU: 6}), quota("quota-b", {GPU: 6}, {GPU: 8})]),
         (1.0, gpu_pods("quota-a", "a", 6)),
-        (10.0, [api_pod("hi", "quota-a", {GPU: "1"}, 100)]),
+        (10.0, [make_pod("hi").ns("quota-a").req({GPU: "1"}).priority_class("p100").obj()]),
     ]
     sim = simulate(timeline, until=300.0)
     assert bound(sim, "quota-a") == ["a0", "a1", "a2", "a3", "a4", "hi"]  # a5, the newest, was preempted
@@ -76,9 +88,19 @@ def test_quota_at_max_preempts_its_own_lower_priority_pod() -> None:
 
 def test_within_min_reclaims_even_from_higher_priority_borrowers() -> None:
     timeline = [
-        (0.0, [node("n1", gpu=5), node("n2", gpu=5), priority_class(1000)]),
+        (
+            0.0,
+            [
+                make_node("n1").capacity(cpu="32", memory="64Gi").gpu(5).obj(),
+                make_node("n2").capacity(cpu="32", memory="64Gi").gpu(5).obj(),
+                priority_class(1000),
+            ],
+        ),
         (0.0, [quota("quota-a", {GPU: 4}, {GPU: 6}), quota("quota-b", {GPU: 6}, {GPU: 8})]),
-        (1.0, [api_pod(f"a{i}", "quota-a", {GPU: "1"}, 1000) for i in range(6)]),
+        (
+            1.0,
+            [make_pod(f"a{i}").ns("quota-a").req({GPU: "1"}).priority_class("p1000").obj() for i in range(6)],
+        ),
         (10.0, gpu_pods("quota-b", "b", 6)),
     ]
     sim = simulate(timeline, until=300.0)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pytest
-from capacity_helpers import GPU, Obj, info, pod, quota
+from capacity_helpers import GPU, Obj, quota, quota_pod
 
 from berth.scheduler.framework.podinfo import PodInfo
 from berth.scheduler.framework.status import Code, Status
@@ -25,15 +25,14 @@ def run_pod(
     ns: str, name: str, gpu: int, prio: int = 0, start: int = 0, labels: dict[str, str] | None = None
 ) -> Obj:
     """A running pod on n1 started at second ``start`` of 2026-01-01."""
-    return pod(
-        name,
-        ns,
-        {GPU: str(gpu)},
-        prio=prio,
-        on="n1",
-        phase="Running",
-        labels=labels,
-        start=f"2026-01-01T00:00:{start:02d}Z",
+    started = f"2026-01-01T00:00:{start:02d}Z"
+    return (
+        quota_pod(ns, name, gpu, prio=prio)
+        .node("n1")
+        .label(labels)
+        .phase("Running")
+        .start_time(started)
+        .obj()
     )
 
 
@@ -47,8 +46,8 @@ def select(
     plugin = CapacityScheduling(handle=None)  # type: ignore[arg-type]
     for o in [*quotas, *node_pods, *elsewhere]:
         plugin.on_object_event("ADDED", o)
-    infos = [info(o) for o in node_pods]
-    me = info(preemptor)
+    infos = [PodInfo(o) for o in node_pods]
+    me = PodInfo(preemptor)
 
     def fits_without(removed: Sequence[PodInfo]) -> Status:
         gone = {p.uid for p in removed}
@@ -80,7 +79,7 @@ CASES: list[tuple[str, list[Obj], list[Obj], Obj, list[str] | None, str]] = [
         "within min: reclaims from the borrowing quota (most important reprieved first)",
         [QA, QB],
         [*FULL_A_BORROWING[:4], run_pod("b", "b1", 4, start=5)],
-        pod("p", "b", {GPU: "2"}, prio=0),
+        quota_pod("b", "p", 2).obj(),
         ["a3", "a4"],
         "",
     ),
@@ -92,7 +91,7 @@ CASES: list[tuple[str, list[Obj], list[Obj], Obj, list[str] | None, str]] = [
             run_pod("a", "a2", 3, prio=1000, start=2),
             run_pod("b", "b1", 4),
         ],
-        pod("p", "b", {GPU: "2"}, prio=0),
+        quota_pod("b", "p", 2).obj(),
         ["a2"],
         "",
     ),
@@ -100,7 +99,7 @@ CASES: list[tuple[str, list[Obj], list[Obj], Obj, list[str] | None, str]] = [
         "within min: the preemptor's own namespace is never a victim",
         [QA, quota("b", {GPU: 10}, {GPU: 10})],
         [run_pod("a", "a1", 3), run_pod("b", "b1", 7)],
-        pod("p", "b", {GPU: "2"}, prio=100),
+        quota_pod("b", "p", 2, prio=100).obj(),
         None,
         "No victims found on node n1 for preemptor pod p",
     ),
@@ -112,7 +111,7 @@ CASES: list[tuple[str, list[Obj], list[Obj], Obj, list[str] | None, str]] = [
             run_pod("a", "a2", 2, prio=0, start=3),
             run_pod("b", "b1", 6, prio=0),
         ],
-        pod("p", "a", {GPU: "2"}, prio=5),
+        quota_pod("a", "p", 2, prio=5).obj(),
         ["a2"],
         "",
     ),
@@ -120,7 +119,7 @@ CASES: list[tuple[str, list[Obj], list[Obj], Obj, list[str] | None, str]] = [
         "over min: equal-priority own pods are not victims",
         [QA, QB],
         [run_pod("a", "a1", 4, prio=5), run_pod("b", "b1", 6, prio=0)],
-        pod("p", "a", {GPU: "2"}, prio=5),
+        quota_pod("a", "p", 2, prio=5).obj(),
         None,
         "No victims found on node n1 for preemptor pod p",
     ),
@@ -128,7 +127,7 @@ CASES: list[tuple[str, list[Obj], list[Obj], Obj, list[str] | None, str]] = [
         "quota'd preemptor never takes pods of unquota'd namespaces",
         [QA, QB],
         [run_pod("free", "f1", 10, prio=0)],
-        pod("p", "b", {GPU: "2"}, prio=100),
+        quota_pod("b", "p", 2, prio=100).obj(),
         None,
         "No victims found on node n1 for preemptor pod p",
     ),
@@ -136,7 +135,7 @@ CASES: list[tuple[str, list[Obj], list[Obj], Obj, list[str] | None, str]] = [
         "unquota'd preemptor takes only lower-priority unquota'd pods",
         [QA, QB],
         [run_pod("free", "f1", 4, prio=0), run_pod("a", "a1", 6, prio=0)],
-        pod("p", "free", {GPU: "2"}, prio=100),
+        quota_pod("free", "p", 2, prio=100).obj(),
         ["f1"],
         "",
     ),
@@ -144,7 +143,7 @@ CASES: list[tuple[str, list[Obj], list[Obj], Obj, list[str] | None, str]] = [
         "quota still over max with every victim gone",
         [quota("a", {GPU: 2}, {GPU: 3}), QB],
         [run_pod("a", "a1", 3, prio=0)],
-        pod("p", "a", {GPU: "8"}, prio=100),
+        quota_pod("a", "p", 8, prio=100).obj(),
         None,
         "global quota max exceeded",
     ),
@@ -152,7 +151,7 @@ CASES: list[tuple[str, list[Obj], list[Obj], Obj, list[str] | None, str]] = [
         "filters still fail with every victim gone",
         [QA, QB],
         [run_pod("a", "a1", 1, prio=0), run_pod("free", "f1", 9)],
-        pod("p", "a", {GPU: "5"}, prio=100),
+        quota_pod("a", "p", 5, prio=100).obj(),
         None,
         "Insufficient nvidia.com/gpu",
     ),
@@ -160,7 +159,7 @@ CASES: list[tuple[str, list[Obj], list[Obj], Obj, list[str] | None, str]] = [
         "a pod that fits back is still a victim when giving it back breaks the total min",
         [quota("a", {GPU: 1}, {GPU: 6}), quota("b", {GPU: 4}, {GPU: 8})],
         [run_pod("a", "a1", 2, start=1), run_pod("a", "a2", 2, start=2)],
-        pod("p", "b", {GPU: "2"}, prio=0),
+        quota_pod("b", "p", 2).obj(),
         ["a2"],
         "",
     ),
@@ -190,7 +189,7 @@ def test_pdb_violating_pods_are_reprieved_first() -> None:
         run_pod("a", "a2", 3, start=2),
         run_pod("b", "b1", 4, start=3),
     ]
-    names, violations, _ = select([QA, QB], node_pods, pod("p", "b", {GPU: "2"}), [budget])
+    names, violations, _ = select([QA, QB], node_pods, quota_pod("b", "p", 2).obj(), [budget])
     assert (names, violations) == (["a2"], 0)
 
 
@@ -208,7 +207,11 @@ def test_terminating_pods_are_leaving_not_victims() -> None:
         _terminating(run_pod("a", "gone", 2, start=4)),
         run_pod("b", "b1", 3, start=5),
     ]
-    assert select([QA, QB], pods, pod("p", "b", {GPU: "3"})) == (["a3"], 0, Status())
+    assert select([QA, QB], pods, quota_pod("b", "p", 3).obj()) == (
+        ["a3"],
+        0,
+        Status(),
+    )
 
 
 def test_fits_once_terminating_pods_leave_means_no_victims() -> None:
@@ -217,7 +220,7 @@ def test_fits_once_terminating_pods_leave_means_no_victims() -> None:
         _terminating(run_pod("a", "gone", 2, start=2)),
         run_pod("b", "b1", 4),
     ]
-    victims, _, s = select([QA, QB], pods, pod("p", "b", {GPU: "2"}))
+    victims, _, s = select([QA, QB], pods, quota_pod("b", "p", 2).obj())
     assert victims is None
     assert (s.code, s.message) == (
         Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
@@ -230,7 +233,7 @@ def test_fits_once_terminating_pods_elsewhere_leave_means_no_victims() -> None:
     gone = _terminating(run_pod("a", "gone", 2, start=4))
     gone["spec"]["nodeName"] = "n2"
     pods = [run_pod("a", "a1", 4, start=1), run_pod("a", "a2", 1, start=2), run_pod("b", "b1", 3)]
-    victims, _, s = select([QA, QB], pods, pod("p", "b", {GPU: "2"}), elsewhere=[gone])
+    victims, _, s = select([QA, QB], pods, quota_pod("b", "p", 2).obj(), elsewhere=[gone])
     assert victims is None
     assert (s.code, s.message) == (
         Code.UNSCHEDULABLE_AND_UNRESOLVABLE,

@@ -1,4 +1,4 @@
-"""Builders for the disruption-controller tests: a MemoryStore on a SimClock, pods, ReplicaSets and PDBs."""
+"""Builders for the disruption-controller tests: a MemoryStore on a SimClock, ReplicaSets, Deployments and PDBs."""
 
 from __future__ import annotations
 
@@ -83,42 +83,6 @@ def deployment(store: MemoryStore, name: str = "web", replicas: int = 3) -> dict
             "spec": {"replicas": replicas, "selector": {"matchLabels": dict(LABELS)}, "template": template()},
         }
     )
-
-
-def pod(
-    store: MemoryStore,
-    name: str,
-    *,
-    controller: dict[str, Any] | None = None,
-    ready: bool = True,
-    phase: str = "Running",
-    node: str = "n1",
-    labels: dict[str, str] | None = None,
-) -> dict[str, Any]:
-    """Create a pod bound to `node` with status `phase` and Ready=`ready`."""
-    meta: dict[str, Any] = {"name": name, "labels": dict(LABELS if labels is None else labels)}
-    if controller is not None:
-        meta["ownerReferences"] = [owner(controller)]
-    created = store.create(
-        {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": meta,
-            "spec": {"nodeName": node, "containers": [{"name": "c", "image": "nginx"}]},
-        }
-    )
-    status = {
-        "phase": phase,
-        "conditions": [
-            {
-                "type": "Ready",
-                "status": "True" if ready else "False",
-                "lastProbeTime": None,
-                "lastTransitionTime": "2024-01-01T00:00:00Z",
-            }
-        ],
-    }
-    return store.update_status({**created, "status": status})
 
 
 def pdb(

@@ -5,15 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from disruption_helpers import PDB, POD, Cluster, deployment, pdb, pod, replica_set
+from disruption_helpers import PDB, POD, Cluster, deployment, pdb, replica_set
 
 from berth.controllers.disruption import format_label_selector
+from builders import create, make_pod
 
 
 def _three_ready(c: Cluster, replicas: int = 3) -> dict[str, Any]:
     rs = replica_set(c.store, replicas=replicas)
     for i in range(3):
-        pod(c.store, f"web-{i}", controller=rs)
+        create(c.store, make_pod(f"web-{i}").label(app="web").node("n1").owned_by(rs).running())
     return rs
 
 
@@ -95,7 +96,7 @@ def test_expected_count_from_deployment_scale(
     d = deployment(c.store, replicas=replicas)
     rs = replica_set(c.store, replicas=3, parent=d)
     for i in range(3):
-        pod(c.store, f"web-{i}", controller=rs)
+        create(c.store, make_pod(f"web-{i}").label(app="web").node("n1").owned_by(rs).running())
     pdb(c.store, **bounds)
     c.settle()
     assert _counts(c.status()) == expected
@@ -126,7 +127,10 @@ def test_unhealthy_pods_do_not_count(
     c = Cluster()
     rs = replica_set(c.store)
     for i in range(3):
-        pod(c.store, f"web-{i}", controller=rs, ready=ready[i], phase=phases[i])
+        create(
+            c.store,
+            make_pod(f"web-{i}").label(app="web").node("n1").owned_by(rs).phase(phases[i]).ready(ready[i]),
+        )
     pdb(c.store, min_available=2)
     c.settle()
     assert c.status()["currentHealthy"] == expected_current
@@ -192,8 +196,8 @@ def test_disrupted_entry_dropped_once_pod_is_deleting() -> None:
 def test_missing_controller_fails_safe() -> None:
     c = Cluster()
     rs = replica_set(c.store)
-    pod(c.store, "web-0", controller=rs)
-    pod(c.store, "web-1", controller=rs)
+    create(c.store, make_pod("web-0").label(app="web").node("n1").owned_by(rs).running())
+    create(c.store, make_pod("web-1").label(app="web").node("n1").owned_by(rs).running())
     pdb(c.store, min_available=1)
     c.settle()
     assert c.status()["disruptionsAllowed"] == 1
@@ -214,9 +218,9 @@ def test_missing_controller_fails_safe() -> None:
 def test_unmanaged_pods_are_skipped_for_scale_with_event() -> None:
     c = Cluster()
     rs = replica_set(c.store, replicas=2)
-    pod(c.store, "web-0", controller=rs)
-    pod(c.store, "web-1", controller=rs)
-    pod(c.store, "bare")
+    create(c.store, make_pod("web-0").label(app="web").node("n1").owned_by(rs).running())
+    create(c.store, make_pod("web-1").label(app="web").node("n1").owned_by(rs).running())
+    create(c.store, make_pod("bare").label(app="web").node("n1").running())
     pdb(c.store, max_unavailable=1)
     c.settle()
     assert _counts(c.status()) == (2, 1, 3, 2)

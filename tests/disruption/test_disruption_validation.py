@@ -39,7 +39,9 @@ PERCENT = (
     ],
 )
 def test_valid(spec: dict[str, Any]) -> None:
-    validate_object(_pdb(spec))
+    pdb = _pdb(spec)
+    validate_object(pdb)
+    assert pdb == _pdb(spec)  # accepted as written
 
 
 @pytest.mark.parametrize(

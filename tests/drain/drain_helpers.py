@@ -1,26 +1,15 @@
-"""Builders and a virtual-time driver for the drain, podgc and disruption-property tests."""
+"""Deployments, PDBs, a virtual-time driver and readers for the drain, podgc and disruption-property tests."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from berth.sim.engine import Simulation
+from builders import make_node
 
 POD = ("", "Pod")
 NODE = ("", "Node")
 PDB = ("policy", "PodDisruptionBudget")
-
-
-def node(name: str, cpu: str = "4") -> dict[str, Any]:
-    """A Node manifest."""
-    res = {"cpu": cpu, "memory": "8Gi", "pods": "110"}
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
-        "spec": {},
-        "status": {"capacity": res, "allocatable": res},
-    }
 
 
 def deployment(
@@ -45,6 +34,12 @@ def deployment(
     }
 
 
+def web_on_two_nodes(replicas: int = 3) -> list[dict[str, Any]]:
+    """node-a and node-b, the Deployment web of ``replicas`` and its PDB web-pdb (minAvailable 2)."""
+    nodes = [make_node(name).obj() for name in ("node-a", "node-b")]
+    return [*nodes, deployment("web", replicas), budget("web-pdb", "web", minAvailable=2)]
+
+
 def budget(name: str, app: str, **bounds: Any) -> dict[str, Any]:
     """A PDB over app=<app> with minAvailable / maxUnavailable given as keyword arguments."""
     return {
@@ -52,23 +47,6 @@ def budget(name: str, app: str, **bounds: Any) -> dict[str, Any]:
         "kind": "PodDisruptionBudget",
         "metadata": {"name": name},
         "spec": {"selector": {"matchLabels": {"app": app}}, **bounds},
-    }
-
-
-def bare_pod(
-    name: str, node_name: str, annotations: dict[str, str] | None = None, owner: dict[str, Any] | None = None
-) -> dict[str, Any]:
-    """A pod bound to `node_name` (optionally annotated / owned)."""
-    meta: dict[str, Any] = {"name": name, "labels": {"app": name}}
-    if annotations:
-        meta["annotations"] = annotations
-    if owner:
-        meta["ownerReferences"] = [owner]
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": meta,
-        "spec": {"nodeName": node_name, "containers": [{"name": "c", "image": "nginx"}]},
     }
 
 

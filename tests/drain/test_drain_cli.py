@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 import pytest
-from drain_helpers import NODE, PDB, advance, budget, deployment, healthy, node, pods_on, start
+from drain_helpers import NODE, PDB, advance, budget, deployment, healthy, pods_on, start, web_on_two_nodes
 from typer.testing import CliRunner
 
 import berth.cli
@@ -22,6 +22,7 @@ from berth.clock import Timer
 from berth.remote.client import KubeClient
 from berth.server.rest import Request, RestAPI
 from berth.sim.engine import Simulation
+from builders import make_node, make_pod
 
 VIOLATES = "Cannot evict pod as it would violate the pod's disruption budget."
 
@@ -80,7 +81,7 @@ def cluster(monkeypatch: pytest.MonkeyPatch) -> Any:
 
 
 def test_cordon_and_uncordon(cluster: Any) -> None:
-    sim = start(node("n1"))
+    sim = start(make_node("n1").obj())
     cluster(sim)
     runner = CliRunner()
     assert runner.invoke(app, ["cordon", "n1"]).stdout == "node/n1 cordoned\n"
@@ -92,16 +93,14 @@ def test_cordon_and_uncordon(cluster: Any) -> None:
 
 
 def test_unknown_node_is_a_server_error(cluster: Any) -> None:
-    cluster(start(node("n1")))
+    cluster(start(make_node("n1").obj()))
     result = CliRunner().invoke(app, ["drain", "nope"])
     assert result.exit_code == 1
     assert result.stderr == 'Error from server (NotFound): nodes "nope" not found\n'
 
 
 def test_drain_keeps_the_budget_and_waits_for_replacements(cluster: Any) -> None:
-    sim = start(
-        node("node-a"), node("node-b"), deployment("web", 3), budget("web-pdb", "web", minAvailable=2)
-    )
+    sim = start(*web_on_two_nodes())
     busy = max(("node-a", "node-b"), key=lambda n: len(pods_on(sim, n)))
     first, second = pods_on(sim, busy)
     lowest: list[int] = [healthy(sim, "web")]
@@ -130,7 +129,12 @@ def test_drain_keeps_the_budget_and_waits_for_replacements(cluster: Any) -> None
 
 
 def test_drain_times_out_when_the_budget_never_allows(cluster: Any) -> None:
-    sim = start(node("n1"), node("n2"), deployment("web", 2), budget("web-pdb", "web", maxUnavailable=0))
+    sim = start(
+        make_node("n1").obj(),
+        make_node("n2").obj(),
+        deployment("web", 2),
+        budget("web-pdb", "web", maxUnavailable=0),
+    )
     busy = max(("n1", "n2"), key=lambda n: len(pods_on(sim, n)))
     cluster(sim)
     result = CliRunner().invoke(app, ["drain", busy, "--timeout", "12s"])
@@ -145,13 +149,7 @@ def test_drain_times_out_when_the_budget_never_allows(cluster: Any) -> None:
 
 
 def test_drain_refuses_unmanaged_pods_without_force(cluster: Any) -> None:
-    bare = {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": "loner"},
-        "spec": {"nodeName": "n1", "containers": [{"name": "c", "image": "nginx"}]},
-    }
-    sim = start(node("n1"), bare)
+    sim = start(make_node("n1").obj(), make_pod("loner").node("n1").obj())
     cluster(sim)
     result = CliRunner().invoke(app, ["drain", "n1"])
     assert result.exit_code == 1
@@ -171,7 +169,7 @@ def test_drain_refuses_unmanaged_pods_without_force(cluster: Any) -> None:
 
 
 def test_drain_option_errors(cluster: Any) -> None:
-    cluster(start(node("n1")))
+    cluster(start(make_node("n1").obj()))
     result = CliRunner().invoke(app, ["drain", "n1", "--timeout", "soon"])
     assert (result.exit_code, result.stderr) == (2, 'error: --timeout: invalid duration "soon"\n')
     result = CliRunner().invoke(app, ["drain", "n1", "--grace-period", "-2"])

@@ -5,13 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from drain_helpers import NODE, PDB, advance, bare_pod, budget, deployment, healthy, node, pods_on, start
+from drain_helpers import NODE, PDB, advance, budget, deployment, healthy, pods_on, start, web_on_two_nodes
 
 from berth.api.errors import NotFound
 from berth.api.watch import WatchEvent
 from berth.descheduler import DrainError, DrainResult, cordon, drain, uncordon
 from berth.descheduler.drain import pods_to_evict
 from berth.sim.engine import Simulation
+from builders import make_node, make_pod
 
 VIOLATES = "Cannot evict pod as it would violate the pod's disruption budget."
 
@@ -27,9 +28,7 @@ def _drain_at(sim: Simulation, at: float, node_name: str, **kw: Any) -> list[Dra
 def test_drain_respects_the_budget_and_waits_for_replacements() -> None:
     """A Deployment of 3 with minAvailable 2 on two nodes: draining the node holding two of its pods evicts
     one, waits for its replacement to become Ready, then evicts the second; the budget is never broken."""
-    sim = start(
-        node("node-a"), node("node-b"), deployment("web", 3), budget("web-pdb", "web", minAvailable=2)
-    )
+    sim = start(*web_on_two_nodes())
     busy = max(("node-a", "node-b"), key=lambda n: len(pods_on(sim, n)))
     other = "node-a" if busy == "node-b" else "node-b"
     victims = pods_on(sim, busy)
@@ -74,7 +73,11 @@ def test_drain_respects_the_budget_and_waits_for_replacements() -> None:
 
 
 def test_drain_without_force_refuses_unmanaged_pods() -> None:
-    sim = start(node("n1"), bare_pod("solo", "n1"), bare_pod("lone", "n1"))
+    sim = start(
+        make_node("n1").obj(),
+        make_pod("solo").label(app="solo").node("n1").obj(),
+        make_pod("lone").label(app="lone").node("n1").obj(),
+    )
     with pytest.raises(DrainError) as info:
         drain(sim.store, sim.clock, "n1")
     assert str(info.value) == (
@@ -85,7 +88,7 @@ def test_drain_without_force_refuses_unmanaged_pods() -> None:
 
 
 def test_drain_with_force_evicts_unmanaged_pods() -> None:
-    sim = start(node("n1"), bare_pod("solo", "n1"))
+    sim = start(make_node("n1").obj(), make_pod("solo").label(app="solo").node("n1").obj())
     done: list[DrainResult] = []
     drain(sim.store, sim.clock, "n1", force=True, grace_period_seconds=0, on_done=done.append)
     (result,) = done
@@ -102,17 +105,14 @@ def test_drain_with_force_evicts_unmanaged_pods() -> None:
 
 
 def test_drain_skips_mirror_and_daemonset_pods() -> None:
-    ds_owner = {
-        "apiVersion": "apps/v1",
-        "kind": "DaemonSet",
-        "name": "agent",
-        "uid": "ds-1",
-        "controller": True,
-    }
     sim = start(
-        node("n1"),
-        bare_pod("static", "n1", annotations={"kubernetes.io/config.mirror": "abc"}),
-        bare_pod("agent-x", "n1", owner=ds_owner),
+        make_node("n1").obj(),
+        make_pod("static")
+        .label(app="static")
+        .node("n1")
+        .annotate({"kubernetes.io/config.mirror": "abc"})
+        .obj(),
+        make_pod("agent-x").label(app="agent-x").node("n1").owner("DaemonSet", "agent", "ds-1").obj(),
     )
     done: list[DrainResult] = []
     drain(sim.store, sim.clock, "n1", on_done=done.append)
@@ -127,7 +127,12 @@ def test_drain_skips_mirror_and_daemonset_pods() -> None:
 
 
 def test_drain_times_out_when_the_budget_never_allows() -> None:
-    sim = start(node("n1"), node("n2"), deployment("web", 2), budget("web-pdb", "web", maxUnavailable=0))
+    sim = start(
+        make_node("n1").obj(),
+        make_node("n2").obj(),
+        deployment("web", 2),
+        budget("web-pdb", "web", maxUnavailable=0),
+    )
     (victim,) = pods_on(sim, "n1")
     done = _drain_at(sim, 10.0, "n1", timeout=30.0)
     advance(sim, 200.0)
@@ -148,7 +153,7 @@ def test_drain_unknown_node() -> None:
 
 
 def test_cordon_and_uncordon() -> None:
-    sim = start(node("n1"))
+    sim = start(make_node("n1").obj())
     assert cordon(sim.store, "n1")["spec"] == {"unschedulable": True}
     assert cordon(sim.store, "n1")["spec"] == {"unschedulable": True}
     assert uncordon(sim.store, "n1")["spec"] == {}
@@ -156,7 +161,7 @@ def test_cordon_and_uncordon() -> None:
 
 
 def test_cordoned_node_gets_no_new_pods() -> None:
-    sim = start(node("n1"), node("n2"))
+    sim = start(make_node("n1").obj(), make_node("n2").obj())
     cordon(sim.store, "n1")
     sim.store.create(deployment("web", 4))
     advance(sim, 10.0)
@@ -164,33 +169,40 @@ def test_cordoned_node_gets_no_new_pods() -> None:
     assert len(pods_on(sim, "n2")) == 4
 
 
-def _pod(
-    name: str, *, kind: str | None = None, phase: str = "Running", mirror: bool = False
-) -> dict[str, Any]:
-    meta: dict[str, Any] = {"name": name, "namespace": "ns"}
-    if kind:
-        meta["ownerReferences"] = [{"kind": kind, "name": "o", "uid": "u", "controller": True}]
-    if mirror:
-        meta["annotations"] = {"kubernetes.io/config.mirror": "x"}
-    return {"metadata": meta, "status": {"phase": phase}}
-
-
 @pytest.mark.parametrize(
     ("pods", "force", "chosen", "errors", "warnings"),
     [
-        ([_pod("a", kind="ReplicaSet")], False, ["a"], [], []),
-        ([_pod("a", kind="DaemonSet")], False, [], [], ["ignoring DaemonSet-managed Pods: ns/a"]),
-        ([_pod("a", kind="DaemonSet", phase="Succeeded")], False, ["a"], [], []),
-        ([_pod("a", mirror=True)], False, [], [], []),
-        ([_pod("a", phase="Failed")], False, ["a"], [], []),
+        ([make_pod("a").ns("ns").owner("ReplicaSet").phase("Running").obj()], False, ["a"], [], []),
         (
-            [_pod("a"), _pod("b")],
+            [make_pod("a").ns("ns").owner("DaemonSet").phase("Running").obj()],
+            False,
+            [],
+            [],
+            ["ignoring DaemonSet-managed Pods: ns/a"],
+        ),
+        ([make_pod("a").ns("ns").owner("DaemonSet").phase("Succeeded").obj()], False, ["a"], [], []),
+        (
+            [make_pod("a").ns("ns").annotate({"kubernetes.io/config.mirror": "x"}).phase("Running").obj()],
+            False,
+            [],
+            [],
+            [],
+        ),
+        ([make_pod("a").ns("ns").phase("Failed").obj()], False, ["a"], [], []),
+        (
+            [make_pod("a").ns("ns").phase("Running").obj(), make_pod("b").ns("ns").phase("Running").obj()],
             False,
             [],
             ["cannot delete Pods that declare no controller (use --force to override): ns/a, ns/b"],
             [],
         ),
-        ([_pod("a")], True, ["a"], [], ["deleting Pods that declare no controller: ns/a"]),
+        (
+            [make_pod("a").ns("ns").phase("Running").obj()],
+            True,
+            ["a"],
+            [],
+            ["deleting Pods that declare no controller: ns/a"],
+        ),
     ],
 )
 def test_pods_to_evict(
@@ -202,7 +214,7 @@ def test_pods_to_evict(
 
 
 def test_cancel_stops_retrying() -> None:
-    sim = start(node("n1"), deployment("web", 1), budget("web-pdb", "web", maxUnavailable=0))
+    sim = start(make_node("n1").obj(), deployment("web", 1), budget("web-pdb", "web", maxUnavailable=0))
     done: list[DrainResult] = []
     op = drain(sim.store, sim.clock, "n1", on_done=done.append)
     advance(sim, 12.0)

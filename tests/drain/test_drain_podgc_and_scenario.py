@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 import yaml
-from drain_helpers import NODE, POD, advance, bare_pod, budget, deployment, node, pods_on, start
+from drain_helpers import NODE, POD, advance, deployment, pods_on, start, web_on_two_nodes
 
 from berth.api.errors import InvalidObjectError
 from berth.api.manifest import parse_manifest_text
@@ -14,12 +14,13 @@ from berth.api.watch import WatchEvent
 from berth.scheduler.builtin import builtin_registry
 from berth.sim.engine import Simulation
 from berth.sim.scenario import DrainSpec, build_plan
+from builders import make_node, make_pod
 
 # ----- podgc --------------------------------------------------------------------------------------------
 
 
 def test_deleted_node_pods_are_collected_and_replaced() -> None:
-    sim = start(node("node-a"), node("node-b"), deployment("web", 3))
+    sim = start(make_node("node-a").obj(), make_node("node-b").obj(), deployment("web", 3))
     doomed = pods_on(sim, "node-a")
     assert doomed
     last: dict[str, dict[str, Any]] = {}
@@ -49,17 +50,17 @@ def test_deleted_node_pods_are_collected_and_replaced() -> None:
 
 
 def test_node_back_within_quarantine_keeps_pods() -> None:
-    sim = start(node("node-a"), deployment("web", 2))
+    sim = start(make_node("node-a").obj(), deployment("web", 2))
     kept = pods_on(sim, "node-a")
     sim.store.delete(NODE, "", "node-a")
     advance(sim, 20.0)
-    sim.store.create(node("node-a"))
+    sim.store.create(make_node("node-a").obj())
     advance(sim, 120.0)
     assert pods_on(sim, "node-a") == kept
 
 
 def test_pod_bound_to_missing_node_is_collected() -> None:
-    sim = start(bare_pod("stray", "nowhere"), until=39.0)
+    sim = start(make_pod("stray").label(app="stray").node("nowhere").obj(), until=39.0)
     assert pods_on(sim, "nowhere") == ["stray"]
     advance(sim, 40.0)
     assert pods_on(sim, "nowhere") == []
@@ -133,7 +134,7 @@ def test_bad_steps(step: dict[str, Any], path: str, message: str) -> None:
 
 def test_scenario_cordon_drain_uncordon_run() -> None:
     sim = Simulation(registry=builtin_registry())
-    for o in (node("node-a"), node("node-b"), deployment("web", 2), budget("web-pdb", "web", minAvailable=2)):
+    for o in web_on_two_nodes(replicas=2):
         sim.store.create(o)
     plan = _plan(
         [
@@ -157,8 +158,8 @@ def test_scenario_cordon_drain_uncordon_run() -> None:
 
 def test_scenario_drain_refused_without_force() -> None:
     sim = Simulation()
-    sim.store.create(node("n1"))
-    sim.store.create(bare_pod("solo", "n1"))
+    sim.store.create(make_node("n1").obj())
+    sim.store.create(make_pod("solo").label(app="solo").node("n1").obj())
     sim.run(_plan([{"at": "5s", "drain": "n1"}], until="10s"))
     assert sim.step_errors == [
         'at 5s: error: unable to drain node "n1" due to error: cannot delete Pods that declare no controller '

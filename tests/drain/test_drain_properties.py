@@ -7,7 +7,7 @@ import contextlib
 import math
 from typing import Any
 
-from drain_helpers import PDB, POD, advance, budget, deployment, is_ready, node
+from drain_helpers import PDB, POD, advance, budget, deployment, is_ready
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -17,6 +17,7 @@ from berth.api.watch import WatchEvent
 from berth.descheduler import DrainError, drain, uncordon
 from berth.sim.engine import Simulation
 from berth.store.eviction import evict
+from builders import make_node
 
 Bound = tuple[str, int | str]  # ("minAvailable" | "maxUnavailable", value)
 
@@ -58,7 +59,7 @@ def test_no_eviction_breaks_a_budget(
     sim = Simulation()
     replicas: dict[str, int] = {}
     for i in range(nodes):
-        sim.store.create(node(f"n{i}"))
+        sim.store.create(make_node(f"n{i}").obj())
     for i, (count, bound) in enumerate(apps):
         app = f"a{i}"
         replicas[app] = count

@@ -1,5 +1,5 @@
-"""Builders for the eviction tests: a MemoryStore on a SimClock with pods, a ReplicaSet and PDBs whose status
-is written by hand (so every rule can be set up exactly)."""
+"""The eviction tests' cluster: a MemoryStore on a SimClock with a ReplicaSet and PDBs whose status is written
+by hand (so every rule can be set up exactly)."""
 
 from __future__ import annotations
 
@@ -20,20 +20,6 @@ def new_store() -> tuple[MemoryStore, SimClock]:
     return MemoryStore(clock=clock), clock
 
 
-def node(store: MemoryStore, name: str = "n1") -> dict[str, Any]:
-    """Create a node."""
-    res = {"cpu": "4", "memory": "8Gi", "pods": "110"}
-    return store.create(
-        {
-            "apiVersion": "v1",
-            "kind": "Node",
-            "metadata": {"name": name},
-            "spec": {},
-            "status": {"allocatable": res},
-        }
-    )
-
-
 def replica_set(store: MemoryStore, name: str = "web", kind: str = "ReplicaSet") -> dict[str, Any]:
     """A controller reference target (a stored ReplicaSet)."""
     return store.create(
@@ -51,46 +37,6 @@ def replica_set(store: MemoryStore, name: str = "web", kind: str = "ReplicaSet")
             },
         }
     )
-
-
-def controller_ref(obj: dict[str, Any], kind: str | None = None) -> dict[str, Any]:
-    """A controller ownerReference to `obj` (optionally claiming another kind)."""
-    return {
-        "apiVersion": obj["apiVersion"],
-        "kind": kind or obj["kind"],
-        "name": obj["metadata"]["name"],
-        "uid": obj["metadata"]["uid"],
-        "controller": True,
-    }
-
-
-def pod(
-    store: MemoryStore,
-    name: str,
-    *,
-    ready: bool = True,
-    phase: str | None = "Running",
-    node_name: str | None = "n1",
-    labels: dict[str, str] | None = None,
-    owner: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """Create a pod (bound to `node_name`, with `phase` and Ready=`ready`)."""
-    meta: dict[str, Any] = {"name": name, "labels": dict(LABELS if labels is None else labels)}
-    if owner is not None:
-        meta["ownerReferences"] = [owner]
-    spec: dict[str, Any] = {"containers": [{"name": "c", "image": "nginx"}]}
-    if node_name:
-        spec["nodeName"] = node_name
-    created = store.create({"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec})
-    if phase is None:
-        return created
-    cond = {
-        "type": "Ready",
-        "status": "True" if ready else "False",
-        "lastProbeTime": None,
-        "lastTransitionTime": "2024-01-01T00:00:00Z",
-    }
-    return store.update_status({**created, "status": {"phase": phase, "conditions": [cond]}})
 
 
 def pdb(
@@ -131,16 +77,3 @@ def pdb(
 def get_pdb(store: MemoryStore, name: str = "web-pdb") -> dict[str, Any]:
     """The stored PDB."""
     return store.get(PDB, "default", name)
-
-
-def advance(sim: Any, until: float) -> None:
-    """Run a Simulation to virtual time `until`, letting every component react after each timer."""
-    sim.run_until_idle()
-    while True:
-        nxt = sim.clock.peek()
-        if nxt is None or nxt > until:
-            break
-        sim.clock.step()
-        sim.run_until_idle()
-    sim.clock.run(until=until)
-    sim.run_until_idle()

@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from eviction_helpers import POD, get_pdb, new_store, pdb, pod
+from eviction_helpers import POD, get_pdb, new_store, pdb
 
 from berth.api.errors import Forbidden, InternalError, NotFound, TooManyRequests
 from berth.store.eviction import EvictionBlocked, evict
+from builders import create, make_pod
 
 VIOLATES = "Cannot evict pod as it would violate the pod's disruption budget."
 DISRUPTION_TARGET = {
@@ -27,7 +28,7 @@ def _conditions(obj: dict[str, Any]) -> list[dict[str, Any]]:
 
 def test_no_budget_deletes_gracefully_with_condition() -> None:
     store, _ = new_store()
-    pod(store, "web-0")
+    create(store, make_pod("web-0").label(app="web").node("n1").running())
     out = evict(store, "default", "web-0")
     assert out["metadata"]["deletionTimestamp"] == "2024-01-01T00:00:30Z"
     assert out["metadata"]["deletionGracePeriodSeconds"] == 30
@@ -40,7 +41,8 @@ def test_no_budget_deletes_gracefully_with_condition() -> None:
 )
 def test_terminal_and_pending_pods_ignore_the_budget(phase: str | None, node_name: str | None) -> None:
     store, _ = new_store()
-    pod(store, "web-0", phase=phase, node_name=node_name)
+    web = make_pod("web-0").label(app="web").node(node_name)
+    create(store, web.phase(phase).ready() if phase else web)
     pdb(store, allowed=0, current=1, desired=2)
     before = get_pdb(store)
     out = evict(store, "default", "web-0", grace_period_seconds=0)
@@ -52,7 +54,7 @@ def test_terminal_and_pending_pods_ignore_the_budget(phase: str | None, node_nam
 
 def test_pod_already_terminating_ignores_the_budget() -> None:
     store, _ = new_store()
-    pod(store, "web-0")
+    create(store, make_pod("web-0").label(app="web").node("n1").running())
     store.delete(POD, "default", "web-0")
     pdb(store, allowed=0)
     out = evict(store, "default", "web-0", grace_period_seconds=0)
@@ -63,7 +65,7 @@ def test_pod_already_terminating_ignores_the_budget() -> None:
 
 def test_more_than_one_budget_is_an_internal_error() -> None:
     store, _ = new_store()
-    pod(store, "web-0")
+    create(store, make_pod("web-0").label(app="web").node("n1").running())
     pdb(store, "a")
     pdb(store, "b", selector={"matchExpressions": [{"key": "app", "operator": "Exists"}]})
     with pytest.raises(InternalError) as info:
@@ -77,7 +79,7 @@ def test_more_than_one_budget_is_an_internal_error() -> None:
 
 def test_exhausted_budget_is_too_many_requests() -> None:
     store, _ = new_store()
-    pod(store, "web-0")
+    create(store, make_pod("web-0").label(app="web").node("n1").running())
     pdb(store, allowed=0, current=2, desired=2)
     with pytest.raises(TooManyRequests) as info:
         evict(store, "default", "web-0")
@@ -100,7 +102,7 @@ def test_exhausted_budget_is_too_many_requests() -> None:
 
 def test_debit_writes_status_then_deletes() -> None:
     store, clock = new_store()
-    pod(store, "web-0")
+    create(store, make_pod("web-0").label(app="web").node("n1").running())
     pdb(store, allowed=1)
     clock.run(until=42.0)
     out = evict(store, "default", "web-0")
@@ -128,7 +130,7 @@ def test_debit_writes_status_then_deletes() -> None:
 
 def test_debit_keeps_condition_when_budget_remains() -> None:
     store, _ = new_store()
-    pod(store, "web-0")
+    create(store, make_pod("web-0").label(app="web").node("n1").running())
     pdb(store, allowed=2)
     evict(store, "default", "web-0")
     status = get_pdb(store)["status"]
@@ -138,7 +140,7 @@ def test_debit_keeps_condition_when_budget_remains() -> None:
 
 def test_budget_not_yet_observed() -> None:
     store, _ = new_store()
-    pod(store, "web-0")
+    create(store, make_pod("web-0").label(app="web").node("n1").running())
     pdb(store, observed=0)
     with pytest.raises(EvictionBlocked) as info:
         evict(store, "default", "web-0")
@@ -151,7 +153,7 @@ def test_budget_not_yet_observed() -> None:
 
 def test_negative_budget_is_forbidden() -> None:
     store, _ = new_store()
-    pod(store, "web-0")
+    create(store, make_pod("web-0").label(app="web").node("n1").running())
     pdb(store, allowed=-1)
     with pytest.raises(Forbidden) as info:
         evict(store, "default", "web-0")
@@ -173,7 +175,7 @@ def test_negative_budget_is_forbidden() -> None:
 )
 def test_unhealthy_pod_policy(policy: str | None, current: int, desired: int, evicted: bool) -> None:
     store, _ = new_store()
-    pod(store, "web-0", ready=False)
+    create(store, make_pod("web-0").label(app="web").node("n1").running(ready=False))
     pdb(store, allowed=0, current=current, desired=desired, policy=policy)
     before = get_pdb(store)
     if evicted:
@@ -193,7 +195,7 @@ def test_unhealthy_pod_policy(policy: str | None, current: int, desired: int, ev
 
 def test_unhealthy_pod_with_budget_left_is_debited() -> None:
     store, _ = new_store()
-    pod(store, "web-0", ready=False)
+    create(store, make_pod("web-0").label(app="web").node("n1").running(ready=False))
     pdb(store, allowed=1, current=1, desired=2)  # IfHealthyBudget does not apply: 1 < 2
     evict(store, "default", "web-0")
     assert get_pdb(store)["status"]["disruptionsAllowed"] == 0
@@ -206,7 +208,7 @@ def test_unhealthy_pod_with_budget_left_is_debited() -> None:
 )
 def test_unmatched_budget_is_not_consulted(selector: dict[str, Any]) -> None:
     store, _ = new_store()
-    pod(store, "web-0")
+    create(store, make_pod("web-0").label(app="web").node("n1").running())
     pdb(store, allowed=0, selector=selector)
     out = evict(store, "default", "web-0")
     assert out["metadata"]["deletionGracePeriodSeconds"] == 30
@@ -214,7 +216,7 @@ def test_unmatched_budget_is_not_consulted(selector: dict[str, Any]) -> None:
 
 def test_grace_period_override_removes_the_pod() -> None:
     store, _ = new_store()
-    pod(store, "web-0")
+    create(store, make_pod("web-0").label(app="web").node("n1").running())
     pdb(store, allowed=1)
     out = evict(store, "default", "web-0", grace_period_seconds=0)
     assert out["metadata"]["deletionGracePeriodSeconds"] == 0
@@ -240,7 +242,7 @@ def test_missing_pod() -> None:
 )
 def test_dry_run_writes_nothing(setup: dict[str, Any] | None, error: type[Exception] | None) -> None:
     store, _ = new_store()
-    stored = pod(store, "web-0")
+    stored = create(store, make_pod("web-0").label(app="web").node("n1").running())
     if setup is not None:
         pdb(store, **setup)
     revision = store.revision

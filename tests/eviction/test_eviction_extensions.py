@@ -8,18 +8,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from eviction_helpers import (
-    NODE,
-    POD,
-    advance,
-    controller_ref,
-    get_pdb,
-    new_store,
-    node,
-    pdb,
-    pod,
-    replica_set,
-)
+from eviction_helpers import NODE, POD, get_pdb, new_store, pdb, replica_set
 
 from berth.scheduler.framework import CycleState, NodeTable, PodInfo
 from berth.scheduler.plugins.nodepreferavoidpods import NodePreferAvoidPods, parse_avoid_pods
@@ -30,6 +19,7 @@ from berth.store.eviction import (
     EvictionBlocked,
     evict,
 )
+from builders import create, make_node, make_pod, make_table
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC).timestamp()
 
@@ -40,7 +30,7 @@ T0 = datetime(2024, 1, 1, tzinfo=UTC).timestamp()
 def test_rate_limit_one_per_hour() -> None:
     store, clock = new_store()
     for i in range(3):
-        pod(store, f"web-{i}")
+        create(store, make_pod(f"web-{i}").label(app="web").node("n1").running())
     pdb(store, allowed=3, annotations={"berth.dev/max-disruptions": "1/1h"})
     evict(store, "default", "web-0")
     history = get_pdb(store)["metadata"]["annotations"][ANNOTATION_DISRUPTION_HISTORY]
@@ -72,7 +62,7 @@ def test_rate_limit_one_per_hour() -> None:
 def test_rate_limit_two_per_ten_minutes(times: tuple[float, ...], blocked_at: float, retry: int) -> None:
     store, clock = new_store()
     for i in range(3):
-        pod(store, f"web-{i}")
+        create(store, make_pod(f"web-{i}").label(app="web").node("n1").running())
     pdb(store, allowed=3, annotations={"berth.dev/max-disruptions": "2/10m"})
     for i, t in enumerate(times):
         clock.run(until=t)
@@ -88,8 +78,8 @@ def test_rate_limit_two_per_ten_minutes(times: tuple[float, ...], blocked_at: fl
 
 def test_rate_limit_dry_run_and_non_debit_evictions() -> None:
     store, _ = new_store()
-    pod(store, "web-0")
-    pod(store, "done", phase="Succeeded")
+    create(store, make_pod("web-0").label(app="web").node("n1").running())
+    create(store, make_pod("done").label(app="web").node("n1").phase("Succeeded").ready())
     pdb(store, allowed=3, annotations={"berth.dev/max-disruptions": "0/1h"})
     with pytest.raises(EvictionBlocked):
         evict(store, "default", "web-0", dry_run=True)
@@ -107,9 +97,9 @@ def _avoid_doc(store: Any, name: str = "n1") -> dict[str, Any] | None:
 
 def test_avoid_writes_kube_avoid_pods_json() -> None:
     store, _ = new_store()
-    node(store)
+    create(store, make_node())
     rs = replica_set(store)
-    pod(store, "web-0", owner=controller_ref(rs))
+    create(store, make_pod("web-0").label(app="web").node("n1").owned_by(rs).running())
     evict(store, "default", "web-0", avoid=True)
     raw = store.get(NODE, "", "n1")["metadata"]["annotations"][ANNOTATION_PREFER_AVOID_PODS]
     uid = rs["metadata"]["uid"]
@@ -122,7 +112,7 @@ def test_avoid_writes_kube_avoid_pods_json() -> None:
 
 def test_avoid_refreshes_entry_and_prunes_expired() -> None:
     store, clock = new_store()
-    node(store)
+    create(store, make_node())
     stale = {
         "podSignature": {"podController": {"kind": "ReplicaSet", "uid": "old", "name": "old"}},
         "evictionTime": "2023-12-31T22:00:00Z",
@@ -141,8 +131,8 @@ def test_avoid_refreshes_entry_and_prunes_expired() -> None:
         },
     )
     rs = replica_set(store)
-    pod(store, "web-0", owner=controller_ref(rs))
-    pod(store, "web-1", owner=controller_ref(rs))
+    create(store, make_pod("web-0").label(app="web").node("n1").owned_by(rs).running())
+    create(store, make_pod("web-1").label(app="web").node("n1").owned_by(rs).running())
     evict(store, "default", "web-0", avoid=True)
     clock.run(until=100.0)
     evict(store, "default", "web-1", avoid=True)
@@ -161,9 +151,10 @@ def test_avoid_refreshes_entry_and_prunes_expired() -> None:
 )
 def test_avoid_not_written(owned: bool, avoid: bool) -> None:
     store, _ = new_store()
-    node(store)
+    create(store, make_node())
     rs = replica_set(store)
-    pod(store, "web-0", owner=controller_ref(rs) if owned else None)
+    web = make_pod("web-0").label(app="web").node("n1").running()
+    create(store, web.owned_by(rs) if owned else web)
     evict(store, "default", "web-0", avoid=avoid)
     assert _avoid_doc(store) is None
 
@@ -171,18 +162,9 @@ def test_avoid_not_written(owned: bool, avoid: bool) -> None:
 # ----- NodePreferAvoidPods scoring ----------------------------------------------------------------------
 
 
-def _node(name: str, entries: list[dict[str, Any]] | None = None, raw: str | None = None) -> dict[str, Any]:
-    meta: dict[str, Any] = {"name": name}
-    if entries is not None:
-        raw = json.dumps({"preferAvoidPods": entries})
-    if raw is not None:
-        meta["annotations"] = {ANNOTATION_PREFER_AVOID_PODS: raw}
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": meta,
-        "status": {"allocatable": {"cpu": "4", "pods": 110}},
-    }
+def _avoid(*entries: dict[str, Any]) -> dict[str, str]:
+    """The PreferAvoidPods annotation listing ``entries``."""
+    return {ANNOTATION_PREFER_AVOID_PODS: json.dumps({"preferAvoidPods": list(entries)})}
 
 
 def _entry(kind: str, uid: str, when: str | None) -> dict[str, Any]:
@@ -194,38 +176,33 @@ def _entry(kind: str, uid: str, when: str | None) -> dict[str, Any]:
     return e
 
 
-def _pod(kind: str | None, uid: str = "rs-1") -> PodInfo:
-    meta: dict[str, Any] = {"name": "p", "namespace": "default", "uid": "p-uid"}
-    if kind is not None:
-        meta["ownerReferences"] = [
-            {"apiVersion": "v1", "kind": kind, "name": "x", "uid": uid, "controller": True}
-        ]
-    return PodInfo({"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": {"containers": []}})
-
-
 def _table() -> NodeTable:
-    table = NodeTable(capacity=4)
-    for n in (
-        _node("fresh", [_entry("ReplicaSet", "rs-1", "2024-01-01T00:30:00Z")]),
-        _node("plain"),
-        _node("expired", [_entry("ReplicaSet", "rs-1", "2023-12-31T23:59:59Z")]),
-        _node("malformed", raw="{not json"),
-        _node("static", [_entry("ReplicationController", "rc-1", None), _entry("ReplicaSet", "rs-2", None)]),
-        _node("other-kind", [_entry("Deployment", "rs-1", "2024-01-01T00:30:00Z")]),
-    ):
-        table.set_node(n)
-    return table
+    return make_table(
+        [
+            make_node("fresh").annotate(_avoid(_entry("ReplicaSet", "rs-1", "2024-01-01T00:30:00Z"))),
+            make_node("plain"),
+            make_node("expired").annotate(_avoid(_entry("ReplicaSet", "rs-1", "2023-12-31T23:59:59Z"))),
+            make_node("malformed").annotate({ANNOTATION_PREFER_AVOID_PODS: "{not json"}),
+            make_node("static").annotate(
+                _avoid(_entry("ReplicationController", "rc-1", None), _entry("ReplicaSet", "rs-2", None))
+            ),
+            make_node("other-kind").annotate(_avoid(_entry("Deployment", "rs-1", "2024-01-01T00:30:00Z"))),
+        ]
+    )
 
 
 @pytest.mark.parametrize(
     ("pod", "expected"),
     [
-        (_pod("ReplicaSet"), [0, 100, 100, 100, 100, 100]),
-        (_pod("ReplicaSet", "rs-2"), [100, 100, 100, 100, 0, 100]),
-        (_pod("ReplicationController", "rc-1"), [100, 100, 100, 100, 0, 100]),
-        (_pod("Deployment"), [100] * 6),
-        (_pod("StatefulSet", "rs-1"), [100] * 6),
-        (_pod(None), [100] * 6),
+        (make_pod().owner("ReplicaSet", "x", "rs-1").info(), [0, 100, 100, 100, 100, 100]),
+        (make_pod().owner("ReplicaSet", "x", "rs-2").info(), [100, 100, 100, 100, 0, 100]),
+        (
+            make_pod().owner("ReplicationController", "x", "rc-1").info(),
+            [100, 100, 100, 100, 0, 100],
+        ),
+        (make_pod().owner("Deployment", "x", "rs-1").info(), [100] * 6),
+        (make_pod().owner("StatefulSet", "x", "rs-1").info(), [100] * 6),
+        (make_pod().info(), [100] * 6),
     ],
     ids=["rs", "rs-static", "rc", "deployment-kind", "statefulset", "no-controller"],
 )
@@ -242,7 +219,7 @@ def test_scores_per_node_and_batched(pod: PodInfo, expected: list[int]) -> None:
 
 def test_entries_expire_after_an_hour() -> None:
     table = _table()
-    pod = _pod("ReplicaSet")
+    pod = make_pod().owner("ReplicaSet", "x", "rs-1").info()
     live = NodePreferAvoidPods(lambda: T0 + 1800.0 + 3599.0)
     gone = NodePreferAvoidPods(lambda: T0 + 1800.0 + 3600.0)
     idx = np.arange(1, dtype=np.int64)
@@ -251,19 +228,16 @@ def test_entries_expire_after_an_hour() -> None:
 
 
 def test_parse_avoid_pods() -> None:
-    assert parse_avoid_pods(_node("n", raw="[]")) == ()
-    assert parse_avoid_pods(_node("n", [_entry("ReplicaSet", "u", "2024-01-01T00:00:00Z")])) == (
-        ("ReplicaSet", "u", T0),
-    )
+    assert parse_avoid_pods(make_node("n").annotate({ANNOTATION_PREFER_AVOID_PODS: "[]"}).obj()) == ()
+    avoided = make_node("n").annotate(_avoid(_entry("ReplicaSet", "u", "2024-01-01T00:00:00Z"))).obj()
+    assert parse_avoid_pods(avoided) == (("ReplicaSet", "u", T0),)
 
 
 @pytest.mark.parametrize("seed", range(8))
 def test_replacement_avoids_the_node_it_was_evicted_from(seed: int) -> None:
     sim = Simulation(seed=seed)
     for name in ("node-a", "node-b"):
-        sim.store.create(
-            _node(name) | {"status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}}
-        )
+        sim.store.create(make_node(name).obj())
     sim.store.create(
         {
             "apiVersion": "apps/v1",
@@ -279,10 +253,10 @@ def test_replacement_avoids_the_node_it_was_evicted_from(seed: int) -> None:
             },
         }
     )
-    advance(sim, 1.0)
+    sim.advance(1.0)
     (first,) = sim.store.list(POD)[0]
     evict(sim.store, "default", first["metadata"]["name"], grace_period_seconds=0, avoid=True)
-    advance(sim, 2.0)
+    sim.advance(2.0)
     (second,) = sim.store.list(POD)[0]
     assert second["metadata"]["name"] != first["metadata"]["name"]
     assert second["spec"]["nodeName"] != first["spec"]["nodeName"]

@@ -1,64 +1,45 @@
-"""Builders shared by the gang-scheduling tests: nodes, pods, PodGroups and a Coscheduling profile."""
+"""PodGroups, gangs, a Coscheduling profile and a Simulation run shared by the gang-scheduling tests."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from berth.scheduler.framework.config import SchedulerConfig, parse_config
+from berth.scheduler.framework.config import SchedulerConfig
 from berth.sim.engine import Simulation
 from berth.sim.scenario import Plan, Step
+from builders import make_pod, scheduler_config
 
 Obj = dict[str, Any]
 PG_API = "scheduling.x-k8s.io/v1alpha1"
 LABEL = "scheduling.x-k8s.io/pod-group"
 
 
-def node(name: str, cpu: str = "4", pods: str = "110") -> Obj:
-    """A Node with ``cpu`` allocatable and 8Gi memory."""
-    res = {"cpu": cpu, "memory": "8Gi", "pods": pods}
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
-        "status": {"capacity": dict(res), "allocatable": dict(res)},
-    }
-
-
-def pod(name: str, group: str = "", cpu: str = "1", *, gated: bool = False, priority: int = 0) -> Obj:
-    """A pod requesting ``cpu``, member of ``group`` when given."""
-    meta: Obj = {"name": name, "namespace": "default"}
-    if group:
-        meta["labels"] = {LABEL: group}
-    spec: Obj = {
-        "containers": [{"name": "c", "image": "busybox", "resources": {"requests": {"cpu": cpu}}}],
-        "priority": priority,
-    }
-    if gated:
-        spec["schedulingGates"] = [{"name": "wait"}]
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
-
-
 def pod_group(
-    name: str, min_member: int, *, timeout: int | None = None, min_resources: Mapping[str, str] | None = None
+    name: str,
+    min_member: int,
+    *,
+    namespace: str = "default",
+    created: str | None = None,
+    timeout: int | None = None,
+    min_resources: Mapping[str, str] | None = None,
 ) -> Obj:
-    """A PodGroup."""
+    """A PodGroup (with creationTimestamp ``created`` when given)."""
     spec: Obj = {"minMember": min_member}
     if timeout is not None:
         spec["scheduleTimeoutSeconds"] = timeout
     if min_resources is not None:
         spec["minResources"] = dict(min_resources)
-    return {
-        "apiVersion": PG_API,
-        "kind": "PodGroup",
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": spec,
-    }
+    meta: Obj = {"name": name, "namespace": namespace}
+    if created is not None:
+        meta["creationTimestamp"] = created
+    return {"apiVersion": PG_API, "kind": "PodGroup", "metadata": meta, "spec": spec}
 
 
 def gang(name: str, size: int, cpu: str = "1", **kw: Any) -> list[Obj]:
     """A PodGroup of ``size`` (minMember) and its ``size`` pods ``<name>-<i>``."""
-    return [pod_group(name, size, **kw), *(pod(f"{name}-{i}", name, cpu) for i in range(size))]
+    pods = [make_pod(f"{name}-{i}").pod_group(name).req(cpu=cpu).obj() for i in range(size)]
+    return [pod_group(name, size, **kw), *pods]
 
 
 def cosched_config(args: Mapping[str, Any] | None = None, *, preemption: bool = True) -> SchedulerConfig:
@@ -69,16 +50,7 @@ def cosched_config(args: Mapping[str, Any] | None = None, *, preemption: bool = 
     }
     if not preemption:
         plugins["postFilter"] = {"disabled": [{"name": "DefaultPreemption"}]}
-    profile: Obj = {"schedulerName": "default-scheduler", "plugins": plugins}
-    if args is not None:
-        profile["pluginConfig"] = [{"name": "Coscheduling", "args": dict(args)}]
-    return parse_config(
-        {
-            "apiVersion": "kubescheduler.config.k8s.io/v1",
-            "kind": "KubeSchedulerConfiguration",
-            "profiles": [profile],
-        }
-    )
+    return scheduler_config(plugins, None if args is None else {"Coscheduling": args})
 
 
 def simulate(

@@ -8,9 +8,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from gang_helpers import pod_group as gang_pod_group
 
 from berth.scheduler.framework import ClusterEvent, Code, CycleState, NodeTable, PodInfo, Status
 from berth.scheduler.plugins.coscheduling import Coscheduling, CoschedulingArgs
+from builders import make_node, make_pod
 
 LABEL = "scheduling.x-k8s.io/pod-group"
 EPOCH = datetime(2024, 1, 1, tzinfo=UTC)
@@ -95,34 +97,6 @@ class FakeHandle:
         self.activated.append(sorted(uids))
 
 
-def node(name: str, cpu: str = "4", pods: str = "32") -> Obj:
-    """A Node with ``cpu`` and ``pods`` allocatable."""
-    alloc = {"cpu": cpu, "memory": "8Gi", "pods": pods}
-    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}, "status": {"allocatable": alloc}}
-
-
-def pod(
-    name: str,
-    ns: str = "ns",
-    group: str = "",
-    *,
-    priority: int = 0,
-    node_name: str = "",
-    cpu: str = "",
-) -> Obj:
-    """A Pod (uid = name), member of ``group`` when given, bound to ``node_name`` when given."""
-    meta: Obj = {"name": name, "namespace": ns, "uid": name}
-    if group:
-        meta["labels"] = {LABEL: group}
-    container: Obj = {"name": "c", "image": "busybox"}
-    if cpu:
-        container["resources"] = {"requests": {"cpu": cpu}}
-    spec: Obj = {"containers": [container], "priority": priority}
-    if node_name:
-        spec["nodeName"] = node_name
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
-
-
 def pod_group(
     name: str,
     ns: str = "ns",
@@ -132,19 +106,11 @@ def pod_group(
     timeout: int | None = None,
     min_resources: Mapping[str, str] | None = None,
 ) -> Obj:
-    """A PodGroup created ``created`` seconds after the epoch."""
-    spec: Obj = {"minMember": min_member}
-    if timeout is not None:
-        spec["scheduleTimeoutSeconds"] = timeout
-    if min_resources is not None:
-        spec["minResources"] = dict(min_resources)
+    """A PodGroup in ``ns`` created ``created`` seconds after the epoch."""
     stamp = (EPOCH + timedelta(seconds=created)).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return {
-        "apiVersion": "scheduling.x-k8s.io/v1alpha1",
-        "kind": "PodGroup",
-        "metadata": {"name": name, "namespace": ns, "creationTimestamp": stamp},
-        "spec": spec,
-    }
+    return gang_pod_group(
+        name, min_member, namespace=ns, created=stamp, timeout=timeout, min_resources=min_resources
+    )
 
 
 def setup(
@@ -180,133 +146,115 @@ def pre_filter(plugin: Coscheduling, handle: FakeHandle, obj: Obj) -> Status:
 
 # ----- QueueSort ---------------------------------------------------------------------------------
 LOW, HIGH = 10, 100
+PG1 = pod_group("pg1", "ns1", created=1)
+PG2 = pod_group("pg2", "ns2", created=2)
 
 
 @pytest.mark.parametrize(
     ("p1", "t1", "p2", "t2", "groups", "want"),
     [
         # upstream TestLess, one row per case; tN is the pod's queue timestamp (seconds after the epoch)
-        (pod("p1", "ns1", priority=LOW), 0, pod("p2", "ns2", priority=HIGH), 0, [], False),
-        (pod("p1", "ns1", priority=HIGH), 0, pod("p2", "ns2", priority=LOW), 0, [], True),
-        (pod("p1", "ns1", priority=HIGH), 1, pod("p2", "ns2", priority=HIGH), 2, [], True),
-        (pod("p1", "ns1", priority=HIGH), 2, pod("p2", "ns2", priority=HIGH), 1, [], False),
+        (("p1", "ns1", "", LOW), 0, ("p2", "ns2", "", HIGH), 0, [], False),
+        (("p1", "ns1", "", HIGH), 0, ("p2", "ns2", "", LOW), 0, [], True),
+        (("p1", "ns1", "", HIGH), 1, ("p2", "ns2", "", HIGH), 2, [], True),
+        (("p1", "ns1", "", HIGH), 2, ("p2", "ns2", "", HIGH), 1, [], False),
+        (("p1", "ns1", "pg1", LOW), 0, ("p2", "ns2", "", HIGH), 0, [pod_group("pg1", "ns1")], False),
+        (("p1", "ns1", "pg1", HIGH), 0, ("p2", "ns2", "", LOW), 0, [pod_group("pg1", "ns1")], True),
+        (("p1", "ns1", "pg1", HIGH), 1, ("p2", "ns2", "", HIGH), 2, [PG1], True),
         (
-            pod("p1", "ns1", "pg1", priority=LOW),
-            0,
-            pod("p2", "ns2", priority=HIGH),
-            0,
-            [pod_group("pg1", "ns1")],
-            False,
-        ),
-        (
-            pod("p1", "ns1", "pg1", priority=HIGH),
-            0,
-            pod("p2", "ns2", priority=LOW),
-            0,
-            [pod_group("pg1", "ns1")],
-            True,
-        ),
-        (
-            pod("p1", "ns1", "pg1", priority=HIGH),
-            1,
-            pod("p2", "ns2", priority=HIGH),
+            ("p1", "ns1", "pg1", HIGH),
             2,
-            [pod_group("pg1", "ns1", created=1)],
-            True,
-        ),
-        (
-            pod("p1", "ns1", "pg1", priority=HIGH),
-            2,
-            pod("p2", "ns2", priority=HIGH),
+            ("p2", "ns2", "", HIGH),
             1,
             [pod_group("pg1", "ns1", created=2)],
             False,
         ),
+        (("p1", "ns1", "pg1", LOW), 0, ("p2", "ns2", "pg2", HIGH), 0, [PG1, PG2], False),
+        (("p1", "ns1", "pg1", HIGH), 0, ("p2", "ns2", "pg1", LOW), 0, [PG1, PG2], True),
+        (("p1", "ns1", "pg1", HIGH), 1, ("p2", "ns2", "pg2", HIGH), 2, [PG1, PG2], True),
         (
-            pod("p1", "ns1", "pg1", priority=LOW),
-            0,
-            pod("p2", "ns2", "pg2", priority=HIGH),
-            0,
-            [pod_group("pg1", "ns1", created=1), pod_group("pg2", "ns2", created=2)],
-            False,
-        ),
-        (
-            pod("p1", "ns1", "pg1", priority=HIGH),
-            0,
-            pod("p2", "ns2", "pg1", priority=LOW),
-            0,
-            [pod_group("pg1", "ns1", created=1), pod_group("pg2", "ns2", created=2)],
-            True,
-        ),
-        (
-            pod("p1", "ns1", "pg1", priority=HIGH),
+            ("p1", "ns", "pg2", LOW),
             1,
-            pod("p2", "ns2", "pg2", priority=HIGH),
-            2,
-            [pod_group("pg1", "ns1", created=1), pod_group("pg2", "ns2", created=2)],
-            True,
-        ),
-        (
-            pod("p1", "ns", "pg2", priority=LOW),
-            1,
-            pod("p2", "ns", "pg1", priority=HIGH),
+            ("p2", "ns", "pg1", HIGH),
             2,
             [pod_group("pg1", "ns", created=1), pod_group("pg2", "ns", created=2)],
             False,
         ),
         # p1's group is not in its namespace: its own queue time (1) is before pg2's creation (2)
-        (
-            pod("p1", "ns1", "pg2", priority=HIGH),
-            1,
-            pod("p2", "ns2", "pg2", priority=HIGH),
-            1,
-            [pod_group("pg1", "ns1", created=1), pod_group("pg2", "ns2", created=2)],
-            True,
-        ),
-        (
-            pod("p1", "ns1", priority=HIGH),
-            1,
-            pod("p2", "ns2", "pg2", priority=HIGH),
-            1,
-            [pod_group("pg2", "ns2", created=2)],
-            True,
-        ),
+        (("p1", "ns1", "pg2", HIGH), 1, ("p2", "ns2", "pg2", HIGH), 1, [PG1, PG2], True),
+        (("p1", "ns1", "", HIGH), 1, ("p2", "ns2", "pg2", HIGH), 1, [PG2], True),
         # equal priority and time: <namespace>/<name> decides
-        (pod("a", "ns", "pg", priority=1), 5, pod("b", "ns", "pg", priority=1), 3, [pod_group("pg")], True),
-        (pod("b", "ns", "pg", priority=1), 3, pod("a", "ns", "pg", priority=1), 5, [pod_group("pg")], False),
+        (("a", "ns", "pg", 1), 5, ("b", "ns", "pg", 1), 3, [pod_group("pg")], True),
+        (("b", "ns", "pg", 1), 3, ("a", "ns", "pg", 1), 5, [pod_group("pg")], False),
     ],
 )
-def test_queue_sort_less(p1: Obj, t1: float, p2: Obj, t2: float, groups: list[Obj], want: bool) -> None:
+def test_queue_sort_less(
+    p1: tuple[str, str, str, int],
+    t1: float,
+    p2: tuple[str, str, str, int],
+    t2: float,
+    groups: list[Obj],
+    want: bool,
+) -> None:
+    """Rows: (name, namespace, pod group, priority) of each pod and its time in the queue."""
     plugin, _ = setup(groups)
-    assert plugin.less(PodInfo(p1), t1, PodInfo(p2), t2) is want
+    first, second = (
+        make_pod(name).ns(ns).uid(name).pod_group(group).priority(prio).info()
+        for name, ns, group, prio in (p1, p2)
+    )
+    assert plugin.less(first, t1, second, t2) is want
 
 
 def test_queue_sort_key_uses_group_creation_time() -> None:
     plugin, _ = setup([pod_group("pg", "ns", created=7)])
-    assert plugin.sort_key(PodInfo(pod("m", "ns", "pg", priority=3)), 42.0) == (-3, 7.0, "ns/m")
-    assert plugin.sort_key(PodInfo(pod("lone", "ns", priority=3)), 42.0) == (-3, 42.0, "ns/lone")
+    assert plugin.sort_key(make_pod("m").ns("ns").uid("m").pod_group("pg").priority(3).info(), 42.0) == (
+        -3,
+        7.0,
+        "ns/m",
+    )
+    assert plugin.sort_key(make_pod("lone").ns("ns").uid("lone").priority(3).info(), 42.0) == (
+        -3,
+        42.0,
+        "ns/lone",
+    )
     # a member whose PodGroup does not exist sorts by its own queue time
-    assert plugin.sort_key(PodInfo(pod("m", "ns", "other")), 42.0) == (0, 42.0, "ns/m")
+    assert plugin.sort_key(make_pod("m").ns("ns").uid("m").pod_group("other").info(), 42.0) == (
+        0,
+        42.0,
+        "ns/m",
+    )
 
 
 # ----- PreFilter ---------------------------------------------------------------------------------
-TWO_NODES = [node("node-a"), node("node-b")]
+TWO_NODES = [make_node("node-a").capacity(pods="32").obj(), make_node("node-b").capacity(pods="32").obj()]
 
 
 @pytest.mark.parametrize(
     ("target", "others", "groups", "nodes", "want"),
     [
-        ("p", [pod("p1", group="pg1"), pod("p2", group="pg2")], [pod_group("pg1")], TWO_NODES, Status()),
         (
             "p",
-            [pod("p", group="pg-non-existent")],
+            [
+                make_pod("p1").ns("ns").uid("p1").pod_group("pg1").obj(),
+                make_pod("p2").ns("ns").uid("p2").pod_group("pg2").obj(),
+            ],
+            [pod_group("pg1")],
+            TWO_NODES,
+            Status(),
+        ),
+        (
+            "p",
+            [make_pod("p").ns("ns").uid("p").pod_group("pg-non-existent").obj()],
             [pod_group("pg1", min_member=1)],
             TWO_NODES,
             Status(),
         ),
         (
             "p",
-            [pod("p", group="pg1"), pod("pg2-1", group="pg2")],
+            [
+                make_pod("p").ns("ns").uid("p").pod_group("pg1").obj(),
+                make_pod("pg2-1").ns("ns").uid("pg2-1").pod_group("pg2").obj(),
+            ],
             [pod_group("pg1", min_member=2), pod_group("pg2", min_member=2)],
             TWO_NODES,
             unresolvable(
@@ -315,14 +263,21 @@ TWO_NODES = [node("node-a"), node("node-b")]
         ),
         (
             "p1a",
-            [pod("p1a", group="pg1"), pod("p1b", group="pg1")],
+            [
+                make_pod("p1a").ns("ns").uid("p1a").pod_group("pg1").obj(),
+                make_pod("p1b").ns("ns").uid("p1b").pod_group("pg1").obj(),
+            ],
             [pod_group("pg1", min_member=2)],
             TWO_NODES,
             Status(),
         ),
         (
             "p1a",
-            [pod("p1a", group="pg1"), pod("p1b", group="pg1"), pod("p1c", group="pg1")],
+            [
+                make_pod("p1a").ns("ns").uid("p1a").pod_group("pg1").obj(),
+                make_pod("p1b").ns("ns").uid("p1b").pod_group("pg1").obj(),
+                make_pod("p1c").ns("ns").uid("p1c").pod_group("pg1").obj(),
+            ],
             [pod_group("pg1", min_member=2)],
             TWO_NODES,
             Status(),
@@ -330,7 +285,10 @@ TWO_NODES = [node("node-a"), node("node-b")]
         # 2 nodes of 4 cpu: minResources 6 cpu passes (even though no single node holds it) ...
         (
             "p1a",
-            [pod("p1a", group="pg1"), pod("p1b", group="pg1")],
+            [
+                make_pod("p1a").ns("ns").uid("p1a").pod_group("pg1").obj(),
+                make_pod("p1b").ns("ns").uid("p1b").pod_group("pg1").obj(),
+            ],
             [pod_group("pg1", min_member=2, min_resources={"cpu": "6"})],
             TWO_NODES,
             Status(),
@@ -338,7 +296,10 @@ TWO_NODES = [node("node-a"), node("node-b")]
         # ... 10 cpu does not: the gap is what the whole cluster lacks
         (
             "p1a",
-            [pod("p1a", group="pg1"), pod("p1b", group="pg1")],
+            [
+                make_pod("p1a").ns("ns").uid("p1a").pod_group("pg1").obj(),
+                make_pod("p1b").ns("ns").uid("p1b").pod_group("pg1").obj(),
+            ],
             [pod_group("pg1", min_member=2, min_resources={"cpu": "10"})],
             TWO_NODES,
             unresolvable("resource gap: map[cpu:2]"),
@@ -346,33 +307,43 @@ TWO_NODES = [node("node-a"), node("node-b")]
         # minMember pods are requested as well ("pods" resource), fractional cpu printed as Go does
         (
             "p1a",
-            [pod("p1a", group="pg1"), pod("p1b", group="pg1"), pod("p1c", group="pg1")],
+            [
+                make_pod("p1a").ns("ns").uid("p1a").pod_group("pg1").obj(),
+                make_pod("p1b").ns("ns").uid("p1b").pod_group("pg1").obj(),
+                make_pod("p1c").ns("ns").uid("p1c").pod_group("pg1").obj(),
+            ],
             [pod_group("pg1", min_member=3, min_resources={"cpu": "8500m"})],
-            [node("node-a", pods="1"), node("node-b", pods="1")],
+            [make_node("node-a").capacity(pods="1").obj(), make_node("node-b").capacity(pods="1").obj()],
             unresolvable("resource gap: map[cpu:500m pods:1]"),
         ),
         # CheckClusterResource: 2 nodes of 3 cpu with 2 + 1 cpu used by others leave 3 < 4 ...
         (
             "m",
             [
-                pod("m", group="pg1"),
-                pod("p1", node_name="node-a", cpu="2"),
-                pod("p2", node_name="node-b", cpu="1"),
+                make_pod("m").ns("ns").uid("m").pod_group("pg1").obj(),
+                make_pod("p1").ns("ns").uid("p1").req(cpu="2").node("node-a").obj(),
+                make_pod("p2").ns("ns").uid("p2").req(cpu="1").node("node-b").obj(),
             ],
             [pod_group("pg1", min_member=1, min_resources={"cpu": "4"})],
-            [node("node-a", cpu="3"), node("node-b", cpu="3")],
+            [
+                make_node("node-a").capacity(cpu="3", pods="32").obj(),
+                make_node("node-b").capacity(cpu="3", pods="32").obj(),
+            ],
             unresolvable("resource gap: map[cpu:1]"),
         ),
         # ... but the group's own placed member p1 is not counted as used: 5 >= 4
         (
             "m",
             [
-                pod("m", group="pg1"),
-                pod("p1", group="pg1", node_name="node-a", cpu="2"),
-                pod("p2", node_name="node-b", cpu="1"),
+                make_pod("m").ns("ns").uid("m").pod_group("pg1").obj(),
+                make_pod("p1").ns("ns").uid("p1").pod_group("pg1").req(cpu="2").node("node-a").obj(),
+                make_pod("p2").ns("ns").uid("p2").req(cpu="1").node("node-b").obj(),
             ],
             [pod_group("pg1", min_member=1, min_resources={"cpu": "4"})],
-            [node("node-a", cpu="3"), node("node-b", cpu="3")],
+            [
+                make_node("node-a").capacity(cpu="3", pods="32").obj(),
+                make_node("node-b").capacity(cpu="3", pods="32").obj(),
+            ],
             Status(),
         ),
     ],
@@ -381,22 +352,28 @@ def test_pre_filter(
     target: str, others: list[Obj], groups: list[Obj], nodes: list[Obj], want: Status
 ) -> None:
     plugin, handle = setup([*groups, *others], nodes)
-    obj = next((o for o in others if o["metadata"]["name"] == target), None) or pod(target)
+    obj = (
+        next((o for o in others if o["metadata"]["name"] == target), None)
+        or make_pod(target).ns("ns").uid(target).obj()
+    )
     assert pre_filter(plugin, handle, obj) == want
 
 
 def test_pre_filter_members_leave_when_terminal_or_deleted() -> None:
-    objs = [pod_group("pg", min_member=2), pod("a", group="pg"), pod("b", group="pg")]
+    objs = [
+        pod_group("pg", min_member=2),
+        make_pod("a").ns("ns").uid("a").pod_group("pg").obj(),
+        make_pod("b").ns("ns").uid("b").pod_group("pg").obj(),
+    ]
     plugin, handle = setup(objs, TWO_NODES)
     assert pre_filter(plugin, handle, objs[1]) == Status()
-    done = pod("b", group="pg")
-    done["status"] = {"phase": "Succeeded"}
+    done = make_pod("b").ns("ns").uid("b").pod_group("pg").phase("Succeeded").obj()
     plugin.on_object_event("MODIFIED", done)
     msg = "pre-filter pod a cannot find enough sibling pods, current pods number: 1, minMember of group: 2"
     assert pre_filter(plugin, handle, objs[1]) == unresolvable(msg)
-    plugin.on_object_event("ADDED", pod("c", group="pg"))
+    plugin.on_object_event("ADDED", make_pod("c").ns("ns").uid("c").pod_group("pg").obj())
     assert pre_filter(plugin, handle, objs[1]) == Status()
-    plugin.on_object_event("DELETED", pod("c", group="pg"))
+    plugin.on_object_event("DELETED", make_pod("c").ns("ns").uid("c").pod_group("pg").obj())
     assert pre_filter(plugin, handle, objs[1]) == unresolvable(msg)
 
 
@@ -413,12 +390,15 @@ def test_pre_filter_members_leave_when_terminal_or_deleted() -> None:
     ],
 )
 def test_pre_filter_remembers_permitted_group(permit_wait: int, check_at: float, want: Status) -> None:
-    objs = [pod_group("pg", min_member=1, min_resources={"cpu": "4"}), pod("a", group="pg")]
+    objs = [
+        pod_group("pg", min_member=1, min_resources={"cpu": "4"}),
+        make_pod("a").ns("ns").uid("a").pod_group("pg").obj(),
+    ]
     args = CoschedulingArgs(permit_waiting_time_seconds=permit_wait)
-    plugin, handle = setup(objs, [node("node-a")], args)
+    plugin, handle = setup(objs, [make_node("node-a").capacity(pods="32").obj()], args)
     assert pre_filter(plugin, handle, objs[1]) == Status()
     # the node fills up with another pod: only the cache lets the group through
-    filler = pod("filler", node_name="node-a", cpu="4")
+    filler = make_pod("filler").ns("ns").uid("filler").req(cpu="4").node("node-a").obj()
     handle.table.add_pod(0, PodInfo(filler))
     handle.clock.t = check_at
     assert pre_filter(plugin, handle, objs[1]) == want
@@ -427,12 +407,12 @@ def test_pre_filter_remembers_permitted_group(permit_wait: int, check_at: float,
 def test_post_filter_and_unreserve_forget_the_permitted_group() -> None:
     objs = [
         pod_group("pg", min_member=2, min_resources={"cpu": "4"}),
-        pod("a", group="pg"),
-        pod("b", group="pg"),
+        make_pod("a").ns("ns").uid("a").pod_group("pg").obj(),
+        make_pod("b").ns("ns").uid("b").pod_group("pg").obj(),
     ]
-    plugin, handle = setup(objs, [node("node-a")])
+    plugin, handle = setup(objs, [make_node("node-a").capacity(pods="32").obj()])
     assert pre_filter(plugin, handle, objs[1]) == Status()
-    handle.table.add_pod(0, PodInfo(pod("filler", node_name="node-a", cpu="4")))
+    handle.table.add_pod(0, make_pod("filler").ns("ns").uid("filler").req(cpu="4").node("node-a").info())
     assert pre_filter(plugin, handle, objs[1]) == Status()  # remembered
     plugin.post_filter(CycleState(), PodInfo(objs[2]), None)  # type: ignore[arg-type]
     assert pre_filter(plugin, handle, objs[1]) == unresolvable("resource gap: map[cpu:4]")
@@ -458,13 +438,19 @@ REJECTED_PG1 = "PodGroup ns/pg1 gets rejected due to Pod p is unschedulable even
     ],
 )
 def test_post_filter(min_member: int, assigned: int, percentage: int, want: Status, rejects: bool) -> None:
-    members = [pod(f"m{i}", group="pg1", node_name="node-a") for i in range(assigned)]
-    objs = [pod_group("pg1", min_member=min_member), *members, pod("p", group="pg1")]
+    members = [
+        make_pod(f"m{i}").ns("ns").uid(f"m{i}").pod_group("pg1").node("node-a").obj() for i in range(assigned)
+    ]
+    objs = [
+        pod_group("pg1", min_member=min_member),
+        *members,
+        make_pod("p").ns("ns").uid("p").pod_group("pg1").obj(),
+    ]
     args = CoschedulingArgs(pod_group_reject_percentage=percentage)
-    plugin, handle = setup(objs, [node("node-a")], args)
-    sibling = FakeWaiting(PodInfo(pod("w", group="pg1")))
-    stranger = FakeWaiting(PodInfo(pod("x", group="pg2")))
-    other_ns = FakeWaiting(PodInfo(pod("y", "ns2", group="pg1")))
+    plugin, handle = setup(objs, [make_node("node-a").capacity(pods="32").obj()], args)
+    sibling = FakeWaiting(make_pod("w").ns("ns").uid("w").pod_group("pg1").info())
+    stranger = FakeWaiting(make_pod("x").ns("ns").uid("x").pod_group("pg2").info())
+    other_ns = FakeWaiting(make_pod("y").ns("ns2").uid("y").pod_group("pg1").info())
     handle.waiting = [sibling, stranger, other_ns]
     result, status = plugin.post_filter(CycleState(), PodInfo(objs[-1]), None)  # type: ignore[arg-type]
     assert result is not None and result.nominated_node_name == ""
@@ -475,9 +461,11 @@ def test_post_filter(min_member: int, assigned: int, percentage: int, want: Stat
 
 def test_post_filter_without_group() -> None:
     plugin, _ = setup([pod_group("pg1", min_member=2)])
-    _, status = plugin.post_filter(CycleState(), PodInfo(pod("p")), None)  # type: ignore[arg-type]
+    _, status = plugin.post_filter(CycleState(), make_pod("p").ns("ns").uid("p").info(), None)  # type: ignore[arg-type]
     assert status == Status(Code.UNSCHEDULABLE, ("can not find pod group",))
-    _, status = plugin.post_filter(CycleState(), PodInfo(pod("q", group="gone")), None)  # type: ignore[arg-type]
+    _, status = plugin.post_filter(
+        CycleState(), make_pod("q").ns("ns").uid("q").pod_group("gone").info(), None
+    )  # type: ignore[arg-type]
     assert status == Status(Code.UNSCHEDULABLE, ("can not find pod group",))
 
 
@@ -503,16 +491,22 @@ def test_post_filter_without_group() -> None:
     ],
 )
 def test_pod_group_backoff(backoff: int, members: int, check_at: float, want: Status) -> None:
-    pods = [pod(f"pod{i + 1}", group="pg1") for i in range(members)]
+    pods = [
+        make_pod(f"pod{i + 1}").ns("ns").uid(f"pod{i + 1}").pod_group("pg1").obj() for i in range(members)
+    ]
     objs = [pod_group("pg1", min_member=3), *pods]
-    plugin, handle = setup(objs, [node("node-a")], CoschedulingArgs(pod_group_backoff_seconds=backoff))
+    plugin, handle = setup(
+        objs,
+        [make_node("node-a").capacity(pods="32").obj()],
+        CoschedulingArgs(pod_group_backoff_seconds=backoff),
+    )
     handle.clock.t = 100.0
     state = CycleState()
     status, _ = plugin.permit(state, PodInfo(pods[0]), "node-a")
     assert status.code == Code.WAIT
     plugin.post_filter(CycleState(), PodInfo(pods[1]), None)  # type: ignore[arg-type]
     handle.clock.t = check_at
-    target = pods[2] if members == 3 else pod("pod3", group="pg1")
+    target = pods[2] if members == 3 else make_pod("pod3").ns("ns").uid("pod3").pod_group("pg1").obj()
     assert pre_filter(plugin, handle, target) == want
 
 
@@ -521,28 +515,31 @@ def test_pod_group_backoff(backoff: int, members: int, check_at: float, want: St
     ("target", "objs", "want"),
     [
         (
-            pod("p"),
+            make_pod("p").ns("ns").uid("p").obj(),
             [pod_group("pg1", min_member=1), pod_group("pg2", min_member=2)],
             (Status(), 0.0),
         ),
         (
-            pod("p", group="pg-non-existent"),
+            make_pod("p").ns("ns").uid("p").pod_group("pg-non-existent").obj(),
             [pod_group("pg1", min_member=2)],
             (Status(Code.UNSCHEDULABLE, ("PodGroup not found",)), 0.0),
         ),
         (
-            pod("p", group="pg2"),
+            make_pod("p").ns("ns").uid("p").pod_group("pg2").obj(),
             [pod_group("pg1", min_member=1), pod_group("pg2", min_member=2)],
             (Status(Code.WAIT), 60.0),
         ),
         (
-            pod("p", group="pg1"),
+            make_pod("p").ns("ns").uid("p").pod_group("pg1").obj(),
             [pod_group("pg1", min_member=1), pod_group("pg2", min_member=2)],
             (Status(), 0.0),
         ),
         (
-            pod("p1a", group="pg1"),
-            [pod_group("pg1", min_member=2), pod("p1b", group="pg1", node_name="node")],
+            make_pod("p1a").ns("ns").uid("p1a").pod_group("pg1").obj(),
+            [
+                pod_group("pg1", min_member=2),
+                make_pod("p1b").ns("ns").uid("p1b").pod_group("pg1").node("node").obj(),
+            ],
             (Status(), 0.0),
         ),
     ],
@@ -565,14 +562,17 @@ def test_permit(target: Obj, objs: list[Obj], want: tuple[Status, float]) -> Non
     ],
 )
 def test_permit_wait_time(pg_timeout: int | None, permit_wait: int, want: float) -> None:
-    target = pod("p", group="pg")
+    target = make_pod("p").ns("ns").uid("p").pod_group("pg").obj()
     args = CoschedulingArgs(permit_waiting_time_seconds=permit_wait)
     plugin, _ = setup([pod_group("pg", min_member=2, timeout=pg_timeout), target], args=args)
     assert plugin.permit(CycleState(), PodInfo(target), "node") == (Status(Code.WAIT), want)
 
 
 def test_permit_quorum_allows_the_waiting_siblings_only() -> None:
-    objs = [pod_group("pg1", min_member=3), *(pod(f"m{i}", group="pg1") for i in range(3))]
+    objs = [
+        pod_group("pg1", min_member=3),
+        *(make_pod(f"m{i}").ns("ns").uid(f"m{i}").pod_group("pg1").obj() for i in range(3)),
+    ]
     plugin, handle = setup(objs)
     state = CycleState()
     first, second, third = (PodInfo(o) for o in objs[1:])
@@ -580,8 +580,8 @@ def test_permit_quorum_allows_the_waiting_siblings_only() -> None:
         assert plugin.reserve(state, p, "node-a") == Status()
         assert plugin.permit(state, p, "node-a") == (Status(Code.WAIT), 60.0)
     waiting = [FakeWaiting(first), FakeWaiting(second)]
-    stranger = FakeWaiting(PodInfo(pod("x", group="pg2")))
-    other_ns = FakeWaiting(PodInfo(pod("y", "ns2", group="pg1")))
+    stranger = FakeWaiting(make_pod("x").ns("ns").uid("x").pod_group("pg2").info())
+    other_ns = FakeWaiting(make_pod("y").ns("ns2").uid("y").pod_group("pg1").info())
     handle.waiting = [*waiting, stranger, other_ns]
     assert plugin.reserve(state, third, "node-b") == Status()
     assert plugin.permit(state, third, "node-b") == (Status(), 0.0)
@@ -591,8 +591,11 @@ def test_permit_quorum_allows_the_waiting_siblings_only() -> None:
 
 def test_permit_first_assigned_member_activates_its_siblings() -> None:
     # upstream TestPodGroupBackoffTime: pod1 waits and asks for ns/pod2 and ns/pod3 to be activated
-    objs = [pod_group("pg1", min_member=3), *(pod(f"pod{i}", group="pg1") for i in (1, 2, 3))]
-    objs.append(pod("stranger", group="pg2"))
+    objs = [
+        pod_group("pg1", min_member=3),
+        *(make_pod(f"pod{i}").ns("ns").uid(f"pod{i}").pod_group("pg1").obj() for i in (1, 2, 3)),
+    ]
+    objs.append(make_pod("stranger").ns("ns").uid("stranger").pod_group("pg2").obj())
     plugin, handle = setup(objs)
     state = CycleState()
     pod1, pod2 = PodInfo(objs[1]), PodInfo(objs[2])
@@ -613,13 +616,17 @@ def test_permit_first_assigned_member_activates_its_siblings() -> None:
 
 # ----- Reserve / Unreserve -----------------------------------------------------------------------
 def test_unreserve_rejects_waiting_siblings_and_releases_the_member() -> None:
-    objs = [pod_group("pg1", min_member=2), pod("a", group="pg1"), pod("b", group="pg1")]
+    objs = [
+        pod_group("pg1", min_member=2),
+        make_pod("a").ns("ns").uid("a").pod_group("pg1").obj(),
+        make_pod("b").ns("ns").uid("b").pod_group("pg1").obj(),
+    ]
     plugin, handle = setup(objs)
     state = CycleState()
     a, b = PodInfo(objs[1]), PodInfo(objs[2])
     plugin.reserve(state, a, "node-a")
     sibling = FakeWaiting(b)
-    stranger = FakeWaiting(PodInfo(pod("x", group="pg2")))
+    stranger = FakeWaiting(make_pod("x").ns("ns").uid("x").pod_group("pg2").info())
     handle.waiting = [sibling, stranger]
     plugin.unreserve(state, a, "node-a")
     assert sibling.rejected == [("Coscheduling", "rejection in Unreserve")]
@@ -631,10 +638,12 @@ def test_unreserve_rejects_waiting_siblings_and_releases_the_member() -> None:
 
 def test_unreserve_without_group_touches_nothing() -> None:
     plugin, handle = setup([pod_group("pg1", min_member=2)])
-    waiting = FakeWaiting(PodInfo(pod("b", group="pg1")))
+    waiting = FakeWaiting(make_pod("b").ns("ns").uid("b").pod_group("pg1").info())
     handle.waiting = [waiting]
-    plugin.unreserve(CycleState(), PodInfo(pod("lone")), "node-a")
-    plugin.unreserve(CycleState(), PodInfo(pod("orphan", group="missing")), "node-a")
+    plugin.unreserve(CycleState(), make_pod("lone").ns("ns").uid("lone").info(), "node-a")
+    plugin.unreserve(
+        CycleState(), make_pod("orphan").ns("ns").uid("orphan").pod_group("missing").info(), "node-a"
+    )
     assert waiting.rejected == []
 
 

@@ -8,13 +8,13 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from gang_helpers import bound, cosched_config, pod, pod_group, simulate
-from gang_helpers import node as make_node
+from gang_helpers import bound, cosched_config, pod_group, simulate
 
-from berth.scheduler.framework import PodInfo, Status
+from berth.scheduler.framework import Status
 from berth.scheduler.queue import SchedulingQueue
 from berth.sim.engine import Simulation
 from berth.sim.scenario import ObjectRef, Plan, Step
+from builders import make_node, make_pod
 
 # ----- the queue's activate() ----------------------------------------------------------------
 
@@ -51,10 +51,6 @@ def _queue() -> tuple[SchedulingQueue, TimerClock]:
     return q, clock
 
 
-def _pod(name: str) -> PodInfo:
-    return PodInfo({"metadata": {"name": name, "namespace": "default", "uid": name}, "spec": {}})
-
-
 def _where(q: SchedulingQueue) -> dict[str, str]:
     return {qp.pod.name: qp.where for qp in q.pending()}
 
@@ -62,13 +58,13 @@ def _where(q: SchedulingQueue) -> dict[str, str]:
 def test_activate_moves_unschedulable_and_backoff_pods_only() -> None:
     q, _ = _queue()
     for name in ("b", "u", "x"):
-        q.add(_pod(name))
+        q.add(make_pod(name).uid(name).info())
     popped = {}
     while (qp := q.pop()) is not None:
         popped[qp.pod.name] = qp
     q.add_unschedulable(popped["b"], {"P"}, q.scheduling_cycle, error=True)  # backoffQ (1 s)
     q.add_unschedulable(popped["u"], {"P"}, q.scheduling_cycle)  # the unschedulable pool
-    q.add(_pod("a"))  # activeQ; "x" stays in flight
+    q.add(make_pod("a").uid("a").info())  # activeQ; "x" stays in flight
     assert _where(q) == {"a": "active", "b": "backoff", "u": "unschedulable"}
     q.activate(["a", "b", "u", "x", "unknown"])
     assert _where(q) == {"a": "active", "b": "active", "u": "active"}
@@ -80,7 +76,7 @@ def test_activate_moves_unschedulable_and_backoff_pods_only() -> None:
 
 def test_activated_pod_backed_off_again_keeps_its_new_backoff() -> None:
     q, clock = _queue()
-    q.add(_pod("a"))
+    q.add(make_pod("a").uid("a").info())
     qp = q.pop()
     assert qp is not None
     # backoff 1 s: expires at t=1, in the window [1, 2) that is flushed at t=2
@@ -101,7 +97,7 @@ def test_activated_pod_backed_off_again_keeps_its_new_backoff() -> None:
 
 def test_a_pod_is_activated_at_most_once_per_instant() -> None:
     q, clock = _queue()
-    q.add(_pod("a"))
+    q.add(make_pod("a").uid("a").info())
     qp = q.pop()
     assert qp is not None
     q.add_unschedulable(qp, {"P"}, q.scheduling_cycle)
@@ -134,10 +130,14 @@ def test_sibling_in_backoff_is_activated_when_a_member_waits(
     # as with kube's SchedulerPopFromBackoffQ=false: otherwise the idle scheduler pops g-0 from backoffQ
     # early anyway, activation or not
     sim.scheduler.queue.pop_from_backoff = False
-    objs = [pod_group("g", 2, timeout=5), pod("g-0", "g"), pod("g-1", "g", gated=True)]
+    objs = [
+        pod_group("g", 2, timeout=5),
+        make_pod("g-0").pod_group("g").req(cpu="1").obj(),
+        make_pod("g-1").pod_group("g").req(cpu="1").gate("wait").obj(),
+    ]
     ref = ObjectRef("v1", "Pod", "default", "g-1")
     steps = [
-        Step(0, [make_node("n1")]),
+        Step(0, [make_node("n1").obj()]),
         Step(1, objs),
         Step(30, patch=[(ref, {"spec": {"schedulingGates": None}})]),
     ]
@@ -158,8 +158,11 @@ def test_sibling_in_backoff_is_activated_when_a_member_waits(
 def test_activation_does_not_spin_when_members_keep_failing() -> None:
     """A gang of 6 on room for 2: members wait, the third fails and rejects them, and the next member
     to wait re-activates them; each member is activated once per instant, so time advances."""
-    objs = [pod_group("big", 6), *(pod(f"big-{i}", "big", cpu="2") for i in range(6))]
-    sim = simulate([(0, [make_node("n1")]), (1, objs)], until=40)
+    objs = [
+        pod_group("big", 6),
+        *(make_pod(f"big-{i}").pod_group("big").req(cpu="2").obj() for i in range(6)),
+    ]
+    sim = simulate([(0, [make_node("n1").obj()]), (1, objs)], until=40)
     assert bound(sim) == {}
     assert sim.clock.now() == 40
     assert sim.scheduler.stats.attempts < 200

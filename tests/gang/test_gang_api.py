@@ -8,6 +8,7 @@ import pytest
 from gang_helpers import pod_group
 
 from berth.api.errors import InvalidObjectError
+from berth.api.podgroup import PodGroupSpec, compile_pod_group
 from berth.api.validation import validate_object
 from berth.scheduler.framework import ConfigError
 from berth.scheduler.plugins.coscheduling import CoschedulingArgs, parse_coscheduling_args
@@ -41,7 +42,9 @@ def test_pod_group_validation(spec: dict[str, Any], message: str) -> None:
 
 
 def test_valid_pod_group_passes() -> None:
-    validate_object(pod_group("pg", 3, timeout=10, min_resources={"cpu": "2", "memory": "1Gi"}))
+    pg = pod_group("pg", 3, timeout=10, min_resources={"cpu": "2", "memory": "1Gi"})
+    validate_object(pg)
+    assert compile_pod_group(pg) == PodGroupSpec("default", "pg", 3, {"cpu": 2000, "memory": 1 << 30}, 10, "")
 
 
 @pytest.mark.parametrize(

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from gang_helpers import cosched_config, node, pod_group
+from gang_helpers import cosched_config, pod_group
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -29,6 +29,7 @@ from berth.api.quantity import resource_amount
 from berth.api.watch import WatchEvent
 from berth.sim.engine import Simulation
 from berth.sim.scenario import ObjectRef, Plan, Step
+from builders import make_node, make_pod
 
 LABEL = "scheduling.x-k8s.io/pod-group"
 END = 60.0
@@ -59,19 +60,14 @@ class Lone:
     at: float
 
 
-def _pod(name: str, group: str, cpu: int, priority: int, grace: int, gated: bool) -> dict[str, Any]:
-    meta: dict[str, Any] = {"name": name, "namespace": "default"}
-    if group:
-        meta["labels"] = {LABEL: group}
-    spec: dict[str, Any] = {
-        "containers": [{"name": "c", "image": "busybox", "resources": {"requests": {"cpu": str(cpu)}}}],
-        "terminationGracePeriodSeconds": grace,
-    }
+def _member(name: str, group: str, cpu: int, priority: int, grace: int, gated: bool) -> dict[str, Any]:
+    """A pod of ``group`` (a lone pod when empty), of PriorityClass ``p<priority>`` when non-zero."""
+    p = make_pod(name).pod_group(group).req(cpu=str(cpu)).grace(grace)
     if priority:
-        spec["priorityClassName"] = f"p{priority}"
+        p.priority_class(f"p{priority}")
     if gated:
-        spec["schedulingGates"] = [{"name": "hold"}]
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
+        p.gate("hold")
+    return p.obj()
 
 
 gangs_st = st.lists(
@@ -142,7 +138,9 @@ def test_gangs_all_or_nothing_across_timeouts_and_preemption(
         }
         for v in (100, 1000)
     ]
-    steps: list[Step] = [Step(0.0, [*classes, *(node(f"n{i}", cpu=node_cpu) for i in range(nodes))])]
+    steps: list[Step] = [
+        Step(0.0, [*classes, *(make_node(f"n{i}").capacity(cpu=node_cpu).obj() for i in range(nodes))])
+    ]
     members: dict[str, list[str]] = {}
     min_member: dict[str, int] = {}
     for g_i, gang in enumerate(gangs):
@@ -153,14 +151,14 @@ def test_gangs_all_or_nothing_across_timeouts_and_preemption(
         objs = [pod_group(name, gang.min_member, timeout=gang.timeout)]
         gated = names[size - gang.gated :]
         for n in names:
-            objs.append(_pod(n, name, gang.cpu, gang.priority, grace, n in gated))
+            objs.append(_member(n, name, gang.cpu, gang.priority, grace, n in gated))
         steps.append(Step(gang.at, objs))
         if gated and gang.ungate_at is not None:
             refs = [ObjectRef("v1", "Pod", "default", n) for n in gated]
             patches = [(r, {"spec": {"schedulingGates": None}}) for r in refs]
             steps.append(Step(gang.at + gang.ungate_at, patch=patches))
     for l_i, lone in enumerate(lones):
-        steps.append(Step(lone.at, [_pod(f"lone{l_i}", "", lone.cpu, lone.priority, grace, False)]))
+        steps.append(Step(lone.at, [_member(f"lone{l_i}", "", lone.cpu, lone.priority, grace, False)]))
     steps.sort(key=lambda s: s.at)
 
     sim = Simulation(config=cosched_config())

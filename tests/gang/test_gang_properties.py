@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from gang_helpers import bound, node, pod, pod_group, simulate
+from gang_helpers import bound, pod_group, simulate
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from builders import make_node, make_pod
 
 
 @settings(max_examples=15, deadline=None)
@@ -19,8 +21,14 @@ def test_gangs_all_or_nothing(nodes: int, sizes: list[int], gated: list[bool], t
     for g, size in enumerate(sizes):
         name = f"g{g}"
         objs.append(pod_group(name, size, timeout=timeout))
-        objs += [pod(f"{name}-{i}", name, gated=gated[g] and i == size - 1) for i in range(size)]
-    sim = simulate([(0, [node(f"n{i}") for i in range(nodes)]), (1, objs)], until=1 + timeout * 3 + 0.5)
+        for i in range(size):
+            member = make_pod(f"{name}-{i}").pod_group(name).req(cpu="1")
+            if gated[g] and i == size - 1:
+                member.gate("wait")
+            objs.append(member.obj())
+    sim = simulate(
+        [(0, [make_node(f"n{i}").obj() for i in range(nodes)]), (1, objs)], until=1 + timeout * 3 + 0.5
+    )
     placed = bound(sim)
     for g, size in enumerate(sizes):
         count = sum(1 for n in placed if n.startswith(f"g{g}-"))

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from gang_helpers import bound, cosched_config, gang, node, pg_obj, pod, pod_group, pod_obj, simulate
+from gang_helpers import bound, cosched_config, gang, pg_obj, pod_group, pod_obj, simulate
+
+from builders import make_node, make_pod
 
 
 def _message(sim: object, name: str) -> str:
@@ -12,7 +14,7 @@ def _message(sim: object, name: str) -> str:
 
 
 def test_gang_that_fits_is_bound_whole_and_group_runs() -> None:
-    sim = simulate([(0, [node("n1"), node("n2")]), (1, gang("a", 4))], until=60)
+    sim = simulate([(0, [make_node("n1").obj(), make_node("n2").obj()]), (1, gang("a", 4))], until=60)
     assert sorted(bound(sim)) == ["a-0", "a-1", "a-2", "a-3"]
     status = pg_obj(sim, "a")["status"]
     assert status["phase"] == "Running"
@@ -22,7 +24,7 @@ def test_gang_that_fits_is_bound_whole_and_group_runs() -> None:
 
 
 def test_gang_too_big_is_rejected_by_post_filter_and_nothing_binds() -> None:
-    sim = simulate([(0, [node("n1")]), (1, gang("b", 6))], until=30)
+    sim = simulate([(0, [make_node("n1").obj()]), (1, gang("b", 6))], until=30)
     assert bound(sim) == {}
     msgs = {_message(sim, f"b-{i}") for i in range(6)}
     assert "optimistic rejection in PostFilter" in msgs
@@ -31,7 +33,20 @@ def test_gang_too_big_is_rejected_by_post_filter_and_nothing_binds() -> None:
 
 
 def test_missing_member_fails_pre_filter_with_upstream_message() -> None:
-    sim = simulate([(0, [node("n1")]), (1, [pod_group("c", 3), pod("c-0", "c"), pod("c-1", "c")])], until=10)
+    sim = simulate(
+        [
+            (0, [make_node("n1").obj()]),
+            (
+                1,
+                [
+                    pod_group("c", 3),
+                    make_pod("c-0").pod_group("c").req(cpu="1").obj(),
+                    make_pod("c-1").pod_group("c").req(cpu="1").obj(),
+                ],
+            ),
+        ],
+        until=10,
+    )
     assert bound(sim) == {}
     assert _message(sim, "c-0").startswith(
         "0/1 nodes are available: pre-filter pod c-0 cannot find enough sibling pods, "
@@ -42,7 +57,7 @@ def test_missing_member_fails_pre_filter_with_upstream_message() -> None:
 
 def test_min_resources_gap_message() -> None:
     objs = gang("d", 2, min_resources={"cpu": "10"})
-    sim = simulate([(0, [node("n1")]), (1, objs)], until=10)
+    sim = simulate([(0, [make_node("n1").obj()]), (1, objs)], until=10)
     assert bound(sim) == {}
     assert _message(sim, "d-0").startswith("0/1 nodes are available: resource gap: map[cpu:6]. preemption: ")
 
@@ -54,8 +69,15 @@ def test_timeout_rejects_whole_gang(
     timeout: int | None, args: dict[str, int] | None, rejected_at: float
 ) -> None:
     # the third member is gated: the first two wait at Permit until the timeout
-    objs = [pod_group("e", 3, timeout=timeout), pod("e-0", "e"), pod("e-1", "e"), pod("e-2", "e", gated=True)]
-    sim = simulate([(0, [node("n1")]), (1, objs)], until=rejected_at + 0.5, config=cosched_config(args))
+    objs = [
+        pod_group("e", 3, timeout=timeout),
+        make_pod("e-0").pod_group("e").req(cpu="1").obj(),
+        make_pod("e-1").pod_group("e").req(cpu="1").obj(),
+        make_pod("e-2").pod_group("e").req(cpu="1").gate("wait").obj(),
+    ]
+    sim = simulate(
+        [(0, [make_node("n1").obj()]), (1, objs)], until=rejected_at + 0.5, config=cosched_config(args)
+    )
     assert bound(sim) == {}
     wait = timeout if timeout is not None else 8
     messages = {_message(sim, "e-0"), _message(sim, "e-1")}
@@ -71,7 +93,7 @@ def test_timeout_rejects_whole_gang(
 
 
 def test_group_finishes_after_members_succeed() -> None:
-    sim = simulate([(0, [node("n1")]), (1, gang("f", 2))], until=5)
+    sim = simulate([(0, [make_node("n1").obj()]), (1, gang("f", 2))], until=5)
     for name in ("f-0", "f-1"):
         sim.store.patch(
             ("", "Pod"), "default", name, {"status": {"phase": "Succeeded"}}, subresource="status"
@@ -85,7 +107,7 @@ def test_group_finishes_after_members_succeed() -> None:
 
 def test_backoff_refuses_group_after_post_filter_rejection() -> None:
     sim = simulate(
-        [(0, [node("n1")]), (1, gang("g", 6))],
+        [(0, [make_node("n1").obj()]), (1, gang("g", 6))],
         until=3,
         config=cosched_config({"podGroupBackoffSeconds": 100}),
     )

@@ -7,9 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from gang_helpers import bound, node, pg_obj, pod, pod_group, simulate
+from gang_helpers import bound, pg_obj, pod_group, simulate
 
 from berth.controllers.podgroup import schedule_timed_out
+from builders import make_node, make_pod
 
 HOURS = 3600.0
 
@@ -51,8 +52,11 @@ def _timeout_events(sim: Any) -> list[tuple[str, str, str, str, str]]:
 
 def test_group_whose_pods_come_after_48_hours_is_left_alone_with_a_timeout_event() -> None:
     late = 48 * HOURS + 1
-    members = [pod("late-0", "late"), pod("late-1", "late")]
-    sim = simulate([(0, [node("n1"), pod_group("late", 2)]), (late, members)], until=late + 10)
+    members = [
+        make_pod("late-0").pod_group("late").req(cpu="1").obj(),
+        make_pod("late-1").pod_group("late").req(cpu="1").obj(),
+    ]
+    sim = simulate([(0, [make_node("n1").obj(), pod_group("late", 2)]), (late, members)], until=late + 10)
     assert sorted(bound(sim)) == ["late-0", "late-1"]
     status = pg_obj(sim, "late")["status"]
     # the reconcile that saw the pods set Scheduling and scheduleStartTime; later ones only warn
@@ -65,8 +69,11 @@ def test_group_whose_pods_come_after_48_hours_is_left_alone_with_a_timeout_event
 
 def test_group_whose_pods_come_within_48_hours_runs() -> None:
     early = 48 * HOURS
-    members = [pod("early-0", "early"), pod("early-1", "early")]
-    sim = simulate([(0, [node("n1"), pod_group("early", 2)]), (early, members)], until=early + 10)
+    members = [
+        make_pod("early-0").pod_group("early").req(cpu="1").obj(),
+        make_pod("early-1").pod_group("early").req(cpu="1").obj(),
+    ]
+    sim = simulate([(0, [make_node("n1").obj(), pod_group("early", 2)]), (early, members)], until=early + 10)
     status = pg_obj(sim, "early")["status"]
     assert status == {"phase": "Running", "running": 2, "scheduleStartTime": "2024-01-03T00:00:00Z"}
     assert _timeout_events(sim) == []

@@ -7,10 +7,11 @@ from typing import Any
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from imagelocality_helpers import MB, image_node, image_pod, table_of
+from imagelocality_helpers import MB
 
 from berth.scheduler.framework import CycleState, NodeTable, PodInfo
 from berth.scheduler.plugins.imagelocality import ImageLocality
+from builders import make_node, make_pod, make_table
 
 NODE_NAMES = ("a:latest", "a:v1", "b:latest", "reg:5000/c:latest", "reg:5000/c", "d@sha256:01", "e:latest")
 POD_REFS = ("a", "a:v1", "b", "b:latest", "reg:5000/c", "reg:5000/c:latest", "d@sha256:01", "e", "zzz")
@@ -29,17 +30,17 @@ images_st = st.lists(
 @st.composite
 def clusters(draw: st.DrawFn) -> NodeTable:
     n = draw(st.integers(1, 8))
-    table = table_of(image_node(f"n{i}", draw(images_st)) for i in range(n))
+    table = make_table(make_node(f"n{i}").images(*draw(images_st)).obj() for i in range(n))
     # later node changes: image pulls / garbage collection, and a node leaving
     for _ in range(draw(st.integers(0, 2))):
-        table.set_node(image_node(f"n{draw(st.integers(0, n - 1))}", draw(images_st)))
+        table.set_node(make_node(f"n{draw(st.integers(0, n - 1))}").images(*draw(images_st)).obj())
     if n > 1 and draw(st.booleans()):
         table.remove_node(f"n{draw(st.integers(0, n - 1))}")
     return table
 
 
 pods_st = st.builds(
-    lambda c, i: image_pod(c, i),
+    lambda c, i: make_pod().images(*c).init_images(*i).info(),
     st.lists(st.sampled_from(POD_REFS), min_size=0, max_size=3),
     st.lists(st.sampled_from(POD_REFS), max_size=2),
 )

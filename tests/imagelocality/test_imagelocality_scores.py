@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from imagelocality_helpers import MB, image, image_node, image_pod, table_of
+from imagelocality_helpers import MB, image
 
 from berth.scheduler.framework import CycleState, NodeTable, PodInfo
 from berth.scheduler.plugins.imagelocality import (
@@ -17,6 +17,7 @@ from berth.scheduler.plugins.imagelocality import (
     calculate_priority,
     normalized_image_name,
 )
+from builders import make_node, make_pod, make_table
 
 NODE_40_300_2000 = [
     image(40, "gcr.io/40:latest", "gcr.io/40:v1", "gcr.io/40:v1"),
@@ -98,8 +99,8 @@ KUBE_CASES = [
 def test_kube_image_locality_priority(
     images: list[str], init: list[str], nodes: list[list[dict[str, Any]]], expected: list[int]
 ) -> None:
-    table = table_of(image_node(f"node{i + 1}", imgs) for i, imgs in enumerate(nodes))
-    assert scores(table, image_pod(images, init)) == expected
+    table = make_table(make_node(f"node{i + 1}").images(*imgs).obj() for i, imgs in enumerate(nodes))
+    assert scores(table, make_pod().images(*images).init_images(*init).info()) == expected
 
 
 @pytest.mark.parametrize(
@@ -136,48 +137,54 @@ def test_calculate_priority_clamps_and_scales() -> None:
 
 def test_repeated_image_counts_per_container() -> None:
     # two containers of gcr.io/300 on one of two nodes: 2 x 150M = 300M; 100 * 277M / 1977M → 14
-    table = table_of([image_node("a", NODE_40_300_2000), image_node("b", NODE_250_10)])
-    assert scores(table, image_pod(["gcr.io/300", "gcr.io/300"])) == [14, 0]
+    table = make_table(
+        [make_node("a").images(*NODE_40_300_2000).obj(), make_node("b").images(*NODE_250_10).obj()]
+    )
+    assert scores(table, make_pod().images("gcr.io/300", "gcr.io/300").info()) == [14, 0]
 
 
 def test_names_match_exactly_after_tagging() -> None:
-    table = table_of(
+    table = make_table(
         [
-            image_node("a", [image(500, "docker.io/library/nginx:latest")]),
-            image_node("b", [image(500, "nginx:latest")]),
-            image_node("c", [image(500, "reg.local:5000/app@sha256:feed", "reg.local:5000/app:v2")]),
+            make_node("a").images(image(500, "docker.io/library/nginx:latest")).obj(),
+            make_node("b").images(image(500, "nginx:latest")).obj(),
+            make_node("c")
+            .images(image(500, "reg.local:5000/app@sha256:feed", "reg.local:5000/app:v2"))
+            .obj(),
         ]
     )
     # 500M * 1/3 → 100 * (166.7M - 23M) / 977M = 14; only the exact reference matches
-    assert scores(table, image_pod(["nginx"])) == [0, 14, 0]
-    assert scores(table, image_pod(["docker.io/library/nginx"])) == [14, 0, 0]
-    assert scores(table, image_pod(["reg.local:5000/app@sha256:feed"])) == [0, 0, 14]
-    assert scores(table, image_pod(["reg.local:5000/app:v2"])) == [0, 0, 14]
-    assert scores(table, image_pod(["reg.local:5000/app"])) == [0, 0, 0]
+    assert scores(table, make_pod().images("nginx").info()) == [0, 14, 0]
+    assert scores(table, make_pod().images("docker.io/library/nginx").info()) == [14, 0, 0]
+    assert scores(table, make_pod().images("reg.local:5000/app@sha256:feed").info()) == [0, 0, 14]
+    assert scores(table, make_pod().images("reg.local:5000/app:v2").info()) == [0, 0, 14]
+    assert scores(table, make_pod().images("reg.local:5000/app").info()) == [0, 0, 0]
 
 
 def test_size_is_the_first_reported_and_a_node_counts_once() -> None:
     # both nodes report x:latest, with different sizes: kube keeps the first size seen (500M);
     # node a lists the name twice yet counts once, so spread is 2/2 → 100 * 477M / 977M = 48
-    table = table_of(
+    table = make_table(
         [
-            image_node("a", [image(500, "x:latest", "x:latest"), image(700, "x:latest")]),
-            image_node("b", [image(900, "x:latest")]),
+            make_node("a").images(image(500, "x:latest", "x:latest"), image(700, "x:latest")).obj(),
+            make_node("b").images(image(900, "x:latest")).obj(),
         ]
     )
-    assert scores(table, image_pod(["x"])) == [48, 48]
+    assert scores(table, make_pod().images("x").info()) == [48, 48]
 
 
 def test_index_follows_node_changes() -> None:
     pl = ImageLocality()
     state = CycleState()
-    table = table_of([image_node("a", [image(800, "big:latest")]), image_node("b"), image_node("c")])
-    pod = image_pod(["big"])
+    table = make_table(
+        [make_node("a").images(image(800, "big:latest")).obj(), make_node("b").obj(), make_node("c").obj()]
+    )
+    pod = make_pod().images("big").info()
     idx = np.arange(3, dtype=np.int64)
     # 800M/3 → 100 * (266.7M - 23M) / 977M = 24
     assert pl.score_nodes(state, pod, table, idx).tolist() == [24, 0, 0]
     # node b pulls the image: spread 2/3 → 100 * (533.3M - 23M) / 977M = 52 on both
-    table.set_node(image_node("b", [image(800, "big:latest")]))
+    table.set_node(make_node("b").images(image(800, "big:latest")).obj())
     assert pl.score_nodes(state, pod, table, idx).tolist() == [52, 52, 0]
     # node a goes away: rows shift, spread 1/2 → 100 * 377M / 977M = 38
     table.remove_node("a")
@@ -186,17 +193,19 @@ def test_index_follows_node_changes() -> None:
 
 
 def test_batched_form_scores_only_the_given_rows() -> None:
-    table = table_of(
-        image_node(f"node{i + 1}", imgs)
-        for i, imgs in enumerate([NODE_600_40_900, NODE_300_600_900, NO_IMAGES])
+    table = make_table(
+        (
+            make_node(f"node{i + 1}").images(*imgs).obj()
+            for i, imgs in enumerate([NODE_600_40_900, NODE_300_600_900, NO_IMAGES])
+        )
     )
     pl = ImageLocality()
-    pod = image_pod(["gcr.io/300", "gcr.io/600", "gcr.io/900"])
+    pod = make_pod().images("gcr.io/300", "gcr.io/600", "gcr.io/900").info()
     out = pl.score_nodes(CycleState(), pod, table, np.array([2, 1], dtype=np.int64))
     assert out.tolist() == [0, 36]
     assert pl.score_nodes(CycleState(), pod, table, np.zeros(0, dtype=np.int64)).tolist() == []
 
 
 def test_pod_without_any_present_image_scores_zero_everywhere() -> None:
-    table = table_of([image_node("a", NODE_40_300_2000), image_node("b")])
-    assert scores(table, image_pod(["registry.k8s.io/pause:3.10"])) == [0, 0]
+    table = make_table([make_node("a").images(*NODE_40_300_2000).obj(), make_node("b").obj()])
+    assert scores(table, make_pod().images("registry.k8s.io/pause:3.10").info()) == [0, 0]

@@ -7,27 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from imagelocality_helpers import image, image_node
+from imagelocality_helpers import image
 from typer.testing import CliRunner
 
 from berth.cli import app
-
-
-def _pod(name: str, images: list[str], init: list[str] | None = None) -> dict[str, Any]:
-    spec: dict[str, Any] = {
-        "containers": [
-            {"name": f"c{i}", "image": im, "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}}}
-            for i, im in enumerate(images)
-        ]
-    }
-    if init:
-        spec["initContainers"] = [{"name": f"i{i}", "image": im} for i, im in enumerate(init)]
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": spec,
-    }
+from builders import make_node, make_pod
 
 
 def _placements(tmp_path: Path, docs: list[dict[str, Any]]) -> dict[str, str | None]:
@@ -41,16 +25,19 @@ def _placements(tmp_path: Path, docs: list[dict[str, Any]]) -> dict[str, str | N
 
 def test_pods_land_on_the_nodes_holding_their_images(tmp_path: Path) -> None:
     nodes = [
-        image_node("node-a", [image(30, "registry.example/tools:1.0")]),
-        image_node("node-b", [image(800, "registry.example/app:latest")]),
-        image_node("node-c", [image(600, "registry.example/migrate:2")]),
-        *(image_node(f"node-{c}") for c in "defgh"),
+        make_node("node-a").images(image(30, "registry.example/tools:1.0")).obj(),
+        make_node("node-b").images(image(800, "registry.example/app:latest")).obj(),
+        make_node("node-c").images(image(600, "registry.example/migrate:2")).obj(),
+        *(make_node(f"node-{c}").obj() for c in "defgh"),
     ]
     pods = [
         # 800M/8 = 100M → ImageLocality 7 on node-b, 0 on the seven others
-        _pod("app", ["registry.example/app"]),
+        make_pod("app").images("registry.example/app", cpu="100m", memory="128Mi").obj(),
         # the init container's image counts: 600M/8 = 75M over two containers → 2 on node-c
-        _pod("migrate", ["registry.example/other:3"], init=["registry.example/migrate:2"]),
+        make_pod("migrate")
+        .images("registry.example/other:3", cpu="100m", memory="128Mi")
+        .init_images("registry.example/migrate:2")
+        .obj(),
     ]
     placed = _placements(tmp_path, [*nodes, *pods])
     assert placed == {"app": "node-b", "migrate": "node-c"}

@@ -1,8 +1,7 @@
-"""Builders and runners for the InterPodAffinity tests (kube's MakePod/MakeNode style)."""
+"""PodAffinityTerms, a plugin with a fake handle, and Filter/Score runners for the InterPodAffinity tests."""
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -12,21 +11,9 @@ from berth.api.labels import Selector
 from berth.scheduler.framework import Code, CycleState, NodeTable, PodInfo
 from berth.scheduler.plugins.interpodaffinity import InterPodAffinity, parse_args
 
-_uid = itertools.count()
 ZONE = "zone"
 REGION = "region"
 HOST = "kubernetes.io/hostname"
-
-
-def node(name: str, **labels: str) -> dict[str, Any]:
-    """A Node with the given labels (keyword ``hostname`` maps to kubernetes.io/hostname)."""
-    lbl = {(HOST if k == "hostname" else k): v for k, v in labels.items()}
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": name, "labels": lbl},
-        "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}},
-    }
 
 
 def term(
@@ -53,55 +40,9 @@ def term(
     return t
 
 
-def expr(key: str, op: str, *values: str) -> dict[str, Any]:
-    """A label selector requirement."""
-    d: dict[str, Any] = {"key": key, "operator": op}
-    if values:
-        d["values"] = list(values)
-    return d
-
-
 def weighted(weight: int, t: Mapping[str, Any]) -> dict[str, Any]:
     """A WeightedPodAffinityTerm."""
     return {"weight": weight, "podAffinityTerm": dict(t)}
-
-
-def pod(
-    name: str = "p",
-    labels: Mapping[str, str] | None = None,
-    *,
-    namespace: str = "default",
-    affinity: Sequence[Mapping[str, Any]] = (),
-    anti: Sequence[Mapping[str, Any]] = (),
-    pref_affinity: Sequence[Mapping[str, Any]] = (),
-    pref_anti: Sequence[Mapping[str, Any]] = (),
-    priority: int | None = None,
-) -> PodInfo:
-    """A compiled pod with the given pod (anti-)affinity terms."""
-    aff: dict[str, Any] = {}
-    if affinity or pref_affinity:
-        pa: dict[str, Any] = {}
-        if affinity:
-            pa["requiredDuringSchedulingIgnoredDuringExecution"] = [dict(t) for t in affinity]
-        if pref_affinity:
-            pa["preferredDuringSchedulingIgnoredDuringExecution"] = [dict(t) for t in pref_affinity]
-        aff["podAffinity"] = pa
-    if anti or pref_anti:
-        pa = {}
-        if anti:
-            pa["requiredDuringSchedulingIgnoredDuringExecution"] = [dict(t) for t in anti]
-        if pref_anti:
-            pa["preferredDuringSchedulingIgnoredDuringExecution"] = [dict(t) for t in pref_anti]
-        aff["podAntiAffinity"] = pa
-    spec: dict[str, Any] = {"containers": [{"name": "c", "image": "busybox"}]}
-    if aff:
-        spec["affinity"] = aff
-    if priority is not None:
-        spec["priority"] = priority
-    meta: dict[str, Any] = {"name": name, "namespace": namespace, "uid": f"uid-{name}-{next(_uid)}"}
-    if labels:
-        meta["labels"] = dict(labels)
-    return PodInfo({"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec})
 
 
 class FakeClient:
@@ -135,19 +76,6 @@ class FakeHandle:
 def plugin(namespaces: Mapping[str, Mapping[str, str]] | None = None, **args: Any) -> InterPodAffinity:
     """The plugin with args and a fake handle."""
     return InterPodAffinity(parse_args(args), FakeHandle(namespaces))  # type: ignore[arg-type]
-
-
-def table(
-    nodes: Sequence[Mapping[str, Any]], placed: Mapping[str, Sequence[PodInfo]] | None = None
-) -> NodeTable:
-    """A NodeTable with pods placed on nodes by name."""
-    t = NodeTable(capacity=4)
-    for n in nodes:
-        t.set_node(n)
-    for name, pods in (placed or {}).items():
-        for p in pods:
-            t.add_pod(t.index[name], p)
-    return t
 
 
 def run_filter(pl: InterPodAffinity, incoming: PodInfo, tbl: NodeTable) -> list[tuple[str, str]]:

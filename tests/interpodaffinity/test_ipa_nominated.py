@@ -6,10 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from ipa_helpers import FakeHandle, node, plugin, pod, table, term
+from ipa_helpers import FakeHandle, plugin, term
 
 from berth.scheduler.framework import CycleState, PodInfo
 from berth.scheduler.framework.cycle_state import Overlay
+from builders import make_node, make_pod, make_table
 
 HOST = "kubernetes.io/hostname"
 
@@ -29,7 +30,7 @@ class NominatingHandle(FakeHandle):
 def _verdicts(incoming: PodInfo, nominated: dict[str, list[PodInfo]], placed: dict[str, Any]) -> list[str]:
     pl = plugin()
     pl.handle = NominatingHandle(nominated)  # type: ignore[assignment]
-    tbl = table([node("n0", **{HOST: "n0"}), node("n1", **{HOST: "n1"})], placed)
+    tbl = make_table([make_node("n0").obj(), make_node("n1").obj()], placed)
     state = CycleState()
     pl.pre_filter(state, incoming, tbl)
     # the scheduler's overlay of nominated pods marks their rows
@@ -46,22 +47,22 @@ def _verdicts(incoming: PodInfo, nominated: dict[str, list[PodInfo]], placed: di
 
 
 def test_nominated_pod_matching_anti_affinity_rejects_its_node() -> None:
-    incoming = pod("x", {"app": "x"}, anti=[term(HOST, {"app": "web"})], priority=10)
-    nominee = pod("nom", {"app": "web"}, priority=100)
+    incoming = make_pod("x").label(app="x").pod_anti_affinity(term(HOST, {"app": "web"})).priority(10).info()
+    nominee = make_pod("nom").label(app="web").priority(100).info()
     assert _verdicts(incoming, {"n1": [nominee]}, {}) == [
         "",
         "node(s) didn't match pod anti-affinity rules",
     ]
     # a lower-priority nominee does not count
-    low = pod("low", {"app": "web"}, priority=1)
+    low = make_pod("low").label(app="web").priority(1).info()
     assert _verdicts(incoming, {"n1": [low]}, {}) == ["", ""]
 
 
 def test_nominated_pod_does_not_satisfy_affinity_alone() -> None:
     # a placed pod on n0 makes the term satisfiable; a nominee on n1 alone does not make n1 pass
-    incoming = pod("x", {"app": "x"}, affinity=[term(HOST, {"app": "db"})], priority=10)
-    placed_db = pod("db", {"app": "db"})
-    nominee = pod("nom", {"app": "db"}, priority=100)
+    incoming = make_pod("x").label(app="x").pod_affinity(term(HOST, {"app": "db"})).priority(10).info()
+    placed_db = make_pod("db").label(app="db").info()
+    nominee = make_pod("nom").label(app="db").priority(100).info()
     assert _verdicts(incoming, {"n1": [nominee]}, {"n0": [placed_db]}) == [
         "",
         "node(s) didn't match pod affinity rules",

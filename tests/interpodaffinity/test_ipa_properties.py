@@ -8,11 +8,12 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from ipa_helpers import HOST, expr, node, plugin, pod, run_filter, run_score, table, term, weighted
+from ipa_helpers import HOST, plugin, run_filter, run_score, term, weighted
 
 from berth.api.podaffinity import AffinityTerm
 from berth.scheduler.framework import NodeTable, PodInfo
 from berth.scheduler.plugins.interpodaffinity.terms import pod_terms
+from builders import expr, make_node, make_pod, make_table
 
 KEYS = ("zone", "region", HOST)
 NAMESPACES = {"default": {"team": "a"}, "ns-b": {"team": "b"}, "ns-c": {}}
@@ -37,28 +38,29 @@ weighted_st = st.builds(weighted, st.integers(1, 100), term_st)
 
 
 @st.composite
-def pods(draw: st.DrawFn, name: str) -> PodInfo:
-    return pod(
-        name,
-        draw(labels_st),
-        namespace=draw(st.sampled_from(sorted(NAMESPACES))),
-        affinity=draw(st.lists(term_st, max_size=2)),
-        anti=draw(st.lists(term_st, max_size=2)),
-        pref_affinity=draw(st.lists(weighted_st, max_size=2)),
-        pref_anti=draw(st.lists(weighted_st, max_size=2)),
+def pod_st(draw: st.DrawFn, name: str) -> PodInfo:
+    return (
+        make_pod(name)
+        .label(draw(labels_st))
+        .ns(draw(st.sampled_from(sorted(NAMESPACES))))
+        .pod_affinity(*draw(st.lists(term_st, max_size=2)))
+        .pod_anti_affinity(*draw(st.lists(term_st, max_size=2)))
+        .preferred_pod_affinity(*draw(st.lists(weighted_st, max_size=2)))
+        .preferred_pod_anti_affinity(*draw(st.lists(weighted_st, max_size=2)))
+        .info()
     )
 
 
 @st.composite
-def nodes(draw: st.DrawFn, i: int) -> dict[str, Any]:
-    labels = {}
+def node_st(draw: st.DrawFn, i: int) -> dict[str, Any]:
+    node = make_node(f"n{i}").unlabel(HOST)
     if draw(st.booleans()):
-        labels["zone"] = draw(st.sampled_from(("z1", "z2", "z3")))
+        node.label(zone=draw(st.sampled_from(("z1", "z2", "z3"))))
     if draw(st.booleans()):
-        labels["region"] = draw(st.sampled_from(("r1", "r2")))
+        node.label(region=draw(st.sampled_from(("r1", "r2"))))
     if draw(st.integers(0, 4)):
-        labels["hostname"] = f"h{i}"
-    return node(f"n{i}", **labels)
+        node.label({HOST: f"h{i}"})
+    return node.obj()
 
 
 # ----- kube's algorithm, transcribed over every pod ----------------------------------------------------
@@ -156,20 +158,20 @@ def reference_score(incoming: PodInfo, tbl: NodeTable, hard: int) -> list[int] |
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), n=st.integers(1, 6), hard=st.integers(0, 3))
 def test_forms_agree_with_kube_algorithm_across_cycles(data: st.DataObject, n: int, hard: int) -> None:
-    tbl = table([data.draw(nodes(i)) for i in range(n)])
+    tbl = make_table([data.draw(node_st(i)) for i in range(n)])
     pl = plugin(NAMESPACES, hardPodAffinityWeight=hard)
     placed: list[tuple[int, PodInfo]] = []
     for cycle in range(3):
         # pods come and go between cycles; the plugin keeps its index across them
         for j in range(data.draw(st.integers(0, 4))):
-            p = data.draw(pods(f"p{cycle}-{j}"))
+            p = data.draw(pod_st(f"p{cycle}-{j}"))
             row = data.draw(st.integers(0, n - 1))
             tbl.add_pod(row, p)
             placed.append((row, p))
         if placed and data.draw(st.booleans()):
             row, p = placed.pop(data.draw(st.integers(0, len(placed) - 1)))
             tbl.remove_pod(row, p)
-        incoming = data.draw(pods("incoming"))
+        incoming = data.draw(pod_st("incoming"))
         got = [reason for _, reason in run_filter(pl, incoming, tbl)]
         assert got == reference_filter(incoming, tbl)
         scores = run_score(pl, incoming, tbl)
@@ -184,15 +186,15 @@ def test_forms_agree_with_kube_algorithm_across_cycles(data: st.DataObject, n: i
 @settings(max_examples=25, deadline=None)
 @given(data=st.data())
 def test_index_survives_node_removal_and_addition(data: st.DataObject) -> None:
-    tbl = table([node(f"n{i}", hostname=f"h{i}", zone=f"z{i % 2}") for i in range(4)])
+    tbl = make_table([make_node(f"n{i}").label({HOST: f"h{i}"}, zone=f"z{i % 2}").obj() for i in range(4)])
     pl = plugin(NAMESPACES)
     for j in range(6):
-        tbl.add_pod(data.draw(st.integers(0, 3)), data.draw(pods(f"p{j}")))
-    incoming = data.draw(pods("incoming"))
+        tbl.add_pod(data.draw(st.integers(0, 3)), data.draw(pod_st(f"p{j}")))
+    incoming = data.draw(pod_st("incoming"))
     run_filter(pl, incoming, tbl)
     tbl.remove_node(tbl.names[data.draw(st.integers(0, 3))])
-    tbl.set_node(node("n9", hostname="h9", zone="z1"))
-    tbl.add_pod(tbl.index["n9"], data.draw(pods("late")))
+    tbl.set_node(make_node("n9").label({HOST: "h9"}, zone="z1").obj())
+    tbl.add_pod(tbl.index["n9"], data.draw(pod_st("late")))
     got = [reason for _, reason in run_filter(pl, incoming, tbl)]
     assert got == reference_filter(incoming, tbl)
     fresh = plugin(NAMESPACES)

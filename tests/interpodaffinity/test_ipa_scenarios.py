@@ -10,30 +10,9 @@ import yaml
 from typer.testing import CliRunner
 
 from berth.cli import app
+from builders import make_node, make_pod
 
 HOST = "kubernetes.io/hostname"
-
-
-def _node(name: str, **labels: str) -> dict[str, Any]:
-    res = {"cpu": "4", "memory": "8Gi", "pods": "110"}
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": name, "labels": {HOST: name, **labels}},
-        "status": {"capacity": res, "allocatable": res},
-    }
-
-
-def _pod(
-    name: str, labels: dict[str, str], affinity: dict[str, Any] | None = None, **spec: Any
-) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "containers": [{"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "100m"}}}],
-        **spec,
-    }
-    if affinity:
-        body["affinity"] = affinity
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "labels": labels}, "spec": body}
 
 
 def _anti(key: str, labels: dict[str, str]) -> dict[str, Any]:
@@ -62,8 +41,10 @@ def _message(pod: dict[str, Any]) -> str:
 
 def test_required_anti_affinity_spreads_one_per_node(tmp_path: Path) -> None:
     web = {"app": "web"}
-    docs = [_node(f"n{i}") for i in range(1, 4)]
-    docs += [_pod(f"web-{i}", web, _anti(HOST, web)) for i in range(4)]
+    docs = [make_node(f"n{i}").obj() for i in range(1, 4)]
+    docs += [
+        make_pod(f"web-{i}").req(cpu="100m").label(web).affinity(_anti(HOST, web)).obj() for i in range(4)
+    ]
     out = _simulate(tmp_path, docs)
     hosts = [out[f"Pod/web-{i}"]["spec"].get("nodeName") for i in range(4)]
     assert sorted(h for h in hosts if h) == ["n1", "n2", "n3"]
@@ -85,17 +66,18 @@ def test_required_affinity_follows_the_first_pod_into_its_zone(tmp_path: Path) -
         }
     }
     docs = [
-        _node("a1", **{"topology.kubernetes.io/zone": "a"}),
-        _node("b1", **{"topology.kubernetes.io/zone": "b"}),
-        _node("b2", **{"topology.kubernetes.io/zone": "b"}),
-        _node("nozone"),
-        _pod("db-0", db, nodeName="b2"),
+        make_node("a1").zone("a").obj(),
+        make_node("b1").zone("b").obj(),
+        make_node("b2").zone("b").obj(),
+        make_node("nozone").obj(),
+        make_pod("db-0").req(cpu="100m").label(db).node("b2").obj(),
     ]
-    docs += [_pod(f"app-{i}", db, aff) for i in range(3)]
+    docs += [make_pod(f"app-{i}").req(cpu="100m").label(db).affinity(aff).obj() for i in range(3)]
     docs.append(
-        _pod(
-            "orphan",
-            {"app": "x"},
+        make_pod("orphan")
+        .req(cpu="100m")
+        .label(app="x")
+        .affinity(
             {
                 "podAffinity": {
                     "requiredDuringSchedulingIgnoredDuringExecution": [
@@ -105,8 +87,9 @@ def test_required_affinity_follows_the_first_pod_into_its_zone(tmp_path: Path) -
                         }
                     ]
                 }
-            },
+            }
         )
+        .obj()
     )
     out = _simulate(tmp_path, docs)
     for i in range(3):
@@ -127,9 +110,14 @@ def test_preemption_removes_the_pod_the_preemptor_is_anti_affine_to(tmp_path: Pa
             "metadata": {"name": "high"},
             "value": 1000,
         },
-        _node("n1"),
-        _pod("low", web, nodeName="n1"),
-        _pod("high", {"app": "api"}, _anti(HOST, web), priorityClassName="high"),
+        make_node("n1").obj(),
+        make_pod("low").req(cpu="100m").label(web).node("n1").obj(),
+        make_pod("high")
+        .req(cpu="100m")
+        .label(app="api")
+        .affinity(_anti(HOST, web))
+        .priority_class("high")
+        .obj(),
     ]
     out = _simulate(tmp_path, docs)
     assert out["Pod/high"]["spec"].get("nodeName") == "n1"

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from builders import make_node, make_pod, make_table, new_state
+from plugin_helpers import new_state, score_all
 
 from berth.scheduler.framework import ConfigError, PodInfo
 from berth.scheduler.plugins.noderesources import (
@@ -16,9 +16,13 @@ from berth.scheduler.plugins.noderesources import (
     new_balanced,
     parse_balanced_args,
 )
+from builders import make_node, make_pod, make_table
 
 GPU = "example.com/gpu"
-TWO_NODES = [make_node("n1", cpu="4000m", memory=10000), make_node("n2", cpu="6000m", memory=10000)]
+TWO_NODES = [
+    make_node("n1").capacity(cpu="4000m", memory=10000).obj(),
+    make_node("n2").capacity(cpu="6000m", memory=10000).obj(),
+]
 THREE = {"resources": [{"name": "cpu"}, {"name": "memory"}, {"name": GPU}]}
 
 
@@ -27,53 +31,66 @@ THREE = {"resources": [{"name": "cpu"}, {"name": "memory"}, {"name": GPU}]}
     [
         # fractions 0.75/0.5 → std 0.125 → 87; 0.5/0.5 → 100 (kube's "differently sized nodes")
         pytest.param(
-            {}, TWO_NODES, {}, make_pod("p", cpu="3000m", memory=5000), [87, 100], id="differently sized"
+            {},
+            TWO_NODES,
+            {},
+            make_pod("p").req(cpu="3000m", memory=5000).info(),
+            [87, 100],
+            id="differently sized",
         ),
         pytest.param(
             {},
-            [make_node("n1", cpu="10000m", memory=20000), make_node("n2", cpu="10000m", memory=50000)],
+            [
+                make_node("n1").capacity(cpu="10000m", memory=20000).obj(),
+                make_node("n2").capacity(cpu="10000m", memory=50000).obj(),
+            ],
             {
-                "n1": [make_pod("a", cpu="3000m", memory=5000)],
-                "n2": [make_pod("b", cpu="3000m", memory=5000)],
+                "n1": [make_pod("a").req(cpu="3000m", memory=5000).info()],
+                "n2": [make_pod("b").req(cpu="3000m", memory=5000).info()],
             },
-            make_pod("p", cpu="3000m", memory=5000),
+            make_pod("p").req(cpu="3000m", memory=5000).info(),
             # n1: 0.6 / 0.5 → 95; n2: 0.6 / 0.2 → std 0.2 → 80
             [95, 80],
             id="with scheduled pods",
         ),
         pytest.param(
-            {}, TWO_NODES[:1], {}, make_pod("p", cpu="6000m", memory=5000), [75], id="fraction capped at 1"
+            {},
+            TWO_NODES[:1],
+            {},
+            make_pod("p").req(cpu="6000m", memory=5000).info(),
+            [75],
+            id="fraction capped at 1",
         ),
         pytest.param(
             {},
-            [make_node("n1", cpu="4000m", memory=10000)],
-            {"n1": [make_pod("be")]},  # a best-effort pod adds nothing to Requested
-            make_pod("p", cpu="2000m", memory=5000),
+            [make_node("n1").capacity(cpu="4000m", memory=10000).obj()],
+            {"n1": [make_pod("be").info()]},  # a best-effort pod adds nothing to Requested
+            make_pod("p").req(cpu="2000m", memory=5000).info(),
             [100],
             id="actual requests not non-zero defaults",
         ),
         pytest.param(
             THREE,
-            [make_node("n1", cpu="4000m", memory=10000, extra={GPU: 4})],
+            [make_node("n1").capacity({GPU: 4}, cpu="4000m", memory=10000).obj()],
             {},
-            make_pod("p", cpu="3000m", memory=5000, extra={GPU: 2}),
+            make_pod("p").req({GPU: 2}, cpu="3000m", memory=5000).info(),
             # fractions 0.75, 0.5, 0.5: std = sqrt(((1/6)^2 + 2*(1/12)^2)/3) = 0.1178 → 88
             [88],
             id="three resources general std",
         ),
         pytest.param(
             THREE,
-            [make_node("n1", cpu="4000m", memory=10000, extra={GPU: 4})],
+            [make_node("n1").capacity({GPU: 4}, cpu="4000m", memory=10000).obj()],
             {},
-            make_pod("p", cpu="3000m", memory=5000),
+            make_pod("p").req(cpu="3000m", memory=5000).info(),
             [87],
             id="extended resource not requested is bypassed",
         ),
         pytest.param(
             {},
-            [make_node("n1", cpu="4000m", memory=None)],
+            [make_node("n1").capacity(cpu="4000m", memory=None).obj()],
             {},
-            make_pod("p", cpu="3000m", memory=5000),
+            make_pod("p").req(cpu="3000m", memory=5000).info(),
             [100],
             id="one fraction",
         ),
@@ -87,18 +104,14 @@ def test_scores(
     expected: list[int],
 ) -> None:
     plugin = new_balanced(args, None)  # type: ignore[arg-type]
-    table = make_table(nodes, used)
-    state = new_state()
-    idx = np.arange(table.size, dtype=np.int64)
-    assert plugin.pre_score(state, pod, table, idx).is_success()
-    assert [plugin.score(state, pod, table.info(i)) for i in range(table.size)] == expected
-    assert plugin.score_nodes(state, pod, table, idx).tolist() == expected
+    _, scores = score_all(plugin, pod, make_table(nodes, used))
+    assert scores.tolist() == expected
 
 
 def test_best_effort_pod_skipped() -> None:
     plugin = new_balanced({}, None)  # type: ignore[arg-type]
     table = make_table(TWO_NODES)
-    pod = make_pod("be")
+    pod = make_pod("be").info()
     state = new_state()
     idx = np.arange(2, dtype=np.int64)
     assert plugin.pre_score(state, pod, table, idx).is_skip()

@@ -5,12 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from builders import host_port, make_node, make_table, new_state, pod_dict, taint, toleration
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from plugin_helpers import new_state
 
 from berth.scheduler.framework import NodeTable, PodInfo, default_normalize
 from berth.scheduler.plugins import default_registry
+from builders import host_port, make_node, make_pod, make_table, taint, toleration
 
 GPU = "example.com/gpu"
 EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
@@ -60,16 +61,13 @@ def _requests() -> st.SearchStrategy[dict[str, Any]]:
 
 
 @st.composite
-def pods(draw: st.DrawFn, name: str) -> PodInfo:
+def pod_st(draw: st.DrawFn, name: str) -> PodInfo:
     reqs = draw(_requests())
-    return PodInfo(
-        pod_dict(
-            name,
-            cpu=reqs.pop("cpu", None),
-            memory=reqs.pop("memory", None),
-            extra=reqs,
-            ports=_ports(draw(st.lists(st.sampled_from(PORTS), max_size=2, unique=True))),
-        )
+    return (
+        make_pod(name)
+        .req(reqs)
+        .ports(*_ports(draw(st.lists(st.sampled_from(PORTS), max_size=2, unique=True))))
+        .info()
     )
 
 
@@ -128,18 +126,15 @@ def candidate(draw: st.DrawFn) -> PodInfo:
         ]
     if node_aff:
         affinity["nodeAffinity"] = node_aff
-    return PodInfo(
-        pod_dict(
-            "cand",
-            cpu=reqs.pop("cpu", None),
-            memory=reqs.pop("memory", None),
-            extra=reqs,
-            tolerations=draw(tolerations_st),
-            node_selector=draw(st.fixed_dictionaries({}, optional={"zone": st.sampled_from(LABELS["zone"])})),
-            affinity=affinity or None,
-            ports=_ports(draw(st.lists(st.sampled_from(PORTS), max_size=2, unique=True))),
-            node_name=draw(st.sampled_from((None, None, "n1", "zz"))),
-        )
+    return (
+        make_pod("cand")
+        .req(reqs)
+        .tolerations(*draw(tolerations_st))
+        .node_selector(draw(st.fixed_dictionaries({}, optional={"zone": st.sampled_from(LABELS["zone"])})))
+        .affinity(affinity)
+        .ports(*_ports(draw(st.lists(st.sampled_from(PORTS), max_size=2, unique=True))))
+        .node(draw(st.sampled_from((None, None, "n1", "zz"))))
+        .info()
     )
 
 
@@ -154,20 +149,21 @@ def tables(draw: st.DrawFn) -> NodeTable:
         if draw(st.booleans()):
             extra["ephemeral-storage"] = draw(st.integers(0, 100))
         nodes.append(
-            make_node(
-                f"n{i}",
+            make_node(f"n{i}")
+            .capacity(
+                extra,
                 cpu=draw(st.sampled_from((None, "0", "1", "2", "4", "8"))),
                 memory=draw(st.one_of(st.none(), st.integers(0, 20000))),
                 pods=draw(st.sampled_from((None, 0, 1, 3, 10))),
-                labels=draw(labels_st),
-                taints=draw(taints_st),
-                unschedulable=draw(st.booleans()),
-                extra=extra,
             )
+            .label(draw(labels_st))
+            .taints(*draw(taints_st))
+            .unschedulable(draw(st.booleans()))
+            .obj()
         )
     placed: dict[str, list[PodInfo]] = {}
     for j in range(draw(st.integers(0, 6))):
-        placed.setdefault(f"n{draw(st.integers(0, n - 1))}", []).append(draw(pods(f"e{j}")))
+        placed.setdefault(f"n{draw(st.integers(0, n - 1))}", []).append(draw(pod_st(f"e{j}")))
     table = make_table(nodes, placed)
     if n > 1 and draw(st.booleans()):
         table.remove_node(f"n{draw(st.integers(0, n - 1))}")

@@ -7,13 +7,14 @@ from typing import Any
 
 import numpy as np
 import pytest
-from builders import make_node, make_table, new_state, pod_dict
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from plugin_helpers import new_state
 
 from berth.scheduler.framework import NodeTable, PodInfo, columncache
 from berth.scheduler.framework.cycle_state import Overlay
 from berth.scheduler.plugins import default_registry
+from builders import make_node, make_pod, make_table
 
 NODES = 40
 SHAPES = (("100m", 100), ("1", 0), ("2500m", 3000))
@@ -61,7 +62,7 @@ def _outputs(plugin: Any, pod: PodInfo, table: NodeTable) -> tuple[list[Any], li
 def _check(kept: list[Any], table: NodeTable) -> None:
     """The long-lived plugins answer as new ones (which compute everything afresh)."""
     for cpu, memory in SHAPES:
-        pod = PodInfo(pod_dict("p", cpu=cpu, memory=memory))
+        pod = make_pod("p").req(cpu=cpu, memory=memory).info()
         for plugin, fresh in zip(kept, _plugins(), strict=True):
             expected = _outputs(fresh, pod, table)
             for _ in range(2):  # a shape's second use is when its columns are kept
@@ -79,25 +80,25 @@ def test_kept_columns_equal_fresh_computations(
     one_by_one: int, ops: list[tuple[Any, ...]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(columncache, "ONE_BY_ONE", one_by_one)
-    nodes = [make_node(f"n{i}", cpu="4", memory=8000, pods=3 + i % 4) for i in range(NODES)]
+    nodes = [make_node(f"n{i}").capacity(cpu="4", memory=8000, pods=3 + i % 4).obj() for i in range(NODES)]
     table = make_table(nodes)
     plugins = _plugins()
     added: list[tuple[int, PodInfo]] = []
     _check(plugins, table)
     for op in ops:
         if op[0] == "add":
-            info = PodInfo(pod_dict(f"a{len(added)}", cpu=op[2], memory=op[3]))
+            info = make_pod(f"a{len(added)}").req(cpu=op[2], memory=op[3]).info()
             table.add_pod(op[1], info)
             added.append((op[1], info))
         elif op[0] == "remove" and added:
             row, info = added.pop(op[1] % len(added))
             table.remove_pod(row, info)
         elif op[0] == "node":
-            table.set_node(make_node(f"n{op[1]}", cpu=op[2], memory=8000, pods=3 + op[1] % 4))
+            table.set_node(make_node(f"n{op[1]}").capacity(cpu=op[2], memory=8000, pods=3 + op[1] % 4).obj())
         elif op[0] == "burst":  # more changed rows than are recomputed one by one
             for k in range(20):
                 row = (op[1] + k) % NODES
-                info = PodInfo(pod_dict(f"b{len(added)}", cpu="100m", memory=10))
+                info = make_pod(f"b{len(added)}").req(cpu="100m", memory=10).info()
                 table.add_pod(row, info)
                 added.append((row, info))
         elif op[0] == "overlay":
@@ -113,8 +114,8 @@ def test_kept_columns_equal_fresh_computations(
 
 def test_handed_out_columns_are_read_only() -> None:
     fit = _plugins()[0]
-    table = make_table([make_node(f"n{i}") for i in range(3)])
-    pod = PodInfo(pod_dict("p", cpu="1"))
+    table = make_table([make_node(f"n{i}").obj() for i in range(3)])
+    pod = make_pod("p").req(cpu="1").info()
     for _ in range(2):
         state = new_state()
         fit.pre_filter(state, pod, table)

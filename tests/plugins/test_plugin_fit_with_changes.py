@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from builders import make_node, make_pod, make_table, new_state
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from plugin_helpers import new_state
 
 from berth.scheduler.framework.nodetable import AdjustedNodeInfo
 from berth.scheduler.plugins.noderesources.args import parse_fit_args
 from berth.scheduler.plugins.noderesources.fit import Fit
+from builders import make_node, make_pod, make_table
 
 
 def _fit() -> Fit:
@@ -16,25 +17,27 @@ def _fit() -> Fit:
 
 
 def test_exact_boundaries() -> None:
-    on_node = [make_pod(f"v{i}", cpu="900m", memory="1Gi") for i in range(4)]
-    table = make_table([make_node("n", cpu="4", memory="8Gi", pods=5)], {"n": on_node})
-    pod = make_pod("big", cpu="3", memory="1Gi")
+    on_node = [make_pod(f"v{i}").req(cpu="900m", memory="1Gi").info() for i in range(4)]
+    table = make_table([make_node("n").capacity(cpu="4", memory="8Gi", pods=5).obj()], {"n": on_node})
+    pod = make_pod("big").req(cpu="3", memory="1Gi").info()
     fit, state = _fit(), new_state()
     fit.pre_filter(state, pod, table)
     # 400m free: removing two 900m pods gives 2200m (< 3000m), three give 3100m
     assert fit.fits_with_changes(state, pod, table, 0, on_node[:2], []).reasons == ("Insufficient cpu",)
     assert fit.fits_with_changes(state, pod, table, 0, on_node[:3], []).is_success()
     # a nominated 200m pod counted on the node takes the margin away again
-    nominated = [make_pod("nom", cpu="200m")]
+    nominated = [make_pod("nom").req(cpu="200m").info()]
     assert fit.fits_with_changes(state, pod, table, 0, on_node[:3], nominated).reasons == (
         "Insufficient cpu",
     )
     # the pod limit: 4 pods + 1 nominated + the preemptor > 5 pods
-    small = make_pod("small", cpu="10m")
+    small = make_pod("small").req(cpu="10m").info()
     state = new_state()
     fit.pre_filter(state, small, table)
     assert fit.fits_with_changes(state, small, table, 0, [], []).is_success()
-    assert fit.fits_with_changes(state, small, table, 0, [], [make_pod("nom2")]).reasons == ("Too many pods",)
+    assert fit.fits_with_changes(state, small, table, 0, [], [make_pod("nom2").info()]).reasons == (
+        "Too many pods",
+    )
 
 
 amounts = st.sampled_from(["0", "100m", "500m", "1", "2"])
@@ -55,11 +58,11 @@ def test_agrees_with_filter_on_adjusted_view(
     req: tuple[str, str],
     pod_limit: int,
 ) -> None:
-    on_node = [make_pod(f"e{i}", cpu=c, memory=m) for i, (c, m) in enumerate(existing)]
-    table = make_table([make_node("n", cpu="4", memory="8Gi", pods=pod_limit)], {"n": on_node})
+    on_node = [make_pod(f"e{i}").req(cpu=c, memory=m).info() for i, (c, m) in enumerate(existing)]
+    table = make_table([make_node("n").capacity(cpu="4", memory="8Gi", pods=pod_limit).obj()], {"n": on_node})
     removed = [p for p, gone in zip(on_node, removed_mask, strict=False) if gone]
-    extra = [make_pod(f"a{i}", cpu=c, memory=m) for i, (c, m) in enumerate(added)]
-    pod = make_pod("p", cpu=req[0], memory=req[1])
+    extra = [make_pod(f"a{i}").req(cpu=c, memory=m).info() for i, (c, m) in enumerate(added)]
+    pod = make_pod("p").req(cpu=req[0], memory=req[1]).info()
     fit, state = _fit(), new_state()
     fit.pre_filter(state, pod, table)
     expected = fit.filter(state, pod, AdjustedNodeInfo(table, 0, removed, extra))

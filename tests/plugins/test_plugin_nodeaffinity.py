@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from builders import affinity_preferred, affinity_required, expr, make_node, make_pod, make_table, new_state
+from plugin_helpers import new_state, score_all
 
 from berth.scheduler.framework import Code, ConfigError, PreFilterResult
 from berth.scheduler.plugins.nodeaffinity import (
@@ -17,6 +17,7 @@ from berth.scheduler.plugins.nodeaffinity import (
     new,
     parse_args,
 )
+from builders import affinity_preferred, affinity_required, expr, make_node, make_pod, make_table
 
 NAME_FIELD = "metadata.name"
 
@@ -189,8 +190,8 @@ def test_filter(
     selector: dict[str, str] | None, affinity: dict[str, Any] | None, labels: dict[str, str], fits: bool
 ) -> None:
     plugin = new({}, None)  # type: ignore[arg-type]
-    table = make_table([make_node("n", labels=labels), make_node("zz", labels={"unrelated": "x"})])
-    pod = make_pod("p", node_selector=selector, affinity=affinity)
+    table = make_table([make_node("n").label(labels).obj(), make_node("zz").label(unrelated="x").obj()])
+    pod = make_pod("p").node_selector(selector).affinity(affinity).info()
     state = new_state()
     status = plugin.filter(state, pod, table.info(0))
     verdicts = plugin.filter_nodes(state, pod, table)
@@ -255,7 +256,7 @@ def test_pre_filter(
     code: Code,
 ) -> None:
     plugin = new({}, None)  # type: ignore[arg-type]
-    pod = make_pod("p", affinity=affinity, node_selector=selector)
+    pod = make_pod("p").node_selector(selector).affinity(affinity).info()
     r, status = plugin.pre_filter(new_state(), pod, make_table([]))
     assert status.code == code
     assert (r.node_names if r is not None else None) == result
@@ -278,12 +279,12 @@ def test_added_affinity_filter() -> None:
     plugin = new(ADDED, None)  # type: ignore[arg-type]
     table = make_table(
         [
-            make_node("a", labels={"zone": "z1", "foo": "bar"}),
-            make_node("b", labels={"zone": "z2", "foo": "bar"}),
-            make_node("c", labels={"zone": "z1"}),
+            make_node("a").label(zone="z1", foo="bar").obj(),
+            make_node("b").label(zone="z2", foo="bar").obj(),
+            make_node("c").label(zone="z1").obj(),
         ]
     )
-    pod = make_pod("p", node_selector={"foo": "bar"})
+    pod = make_pod("p").node_selector(foo="bar").info()
     state = new_state()
     _, pre = plugin.pre_filter(state, pod, table)
     assert pre.is_success()
@@ -292,7 +293,7 @@ def test_added_affinity_filter() -> None:
     v = plugin.filter_nodes(state, pod, table)
     assert [v.status_of(i) for i in range(3)] == statuses
     # a pod without constraints is not skipped when addedAffinity is set
-    _, pre = plugin.pre_filter(state, make_pod("q"), table)
+    _, pre = plugin.pre_filter(state, make_pod("q").info(), table)
     assert pre.is_success()
 
 
@@ -330,20 +331,16 @@ def test_score(
     affinity: dict[str, Any], node_labels: list[dict[str, str]], raw: list[int], normalized: list[int]
 ) -> None:
     plugin = new({}, None)  # type: ignore[arg-type]
-    table = make_table([make_node(f"n{i}", labels=labels) for i, labels in enumerate(node_labels)])
-    pod = make_pod("p", affinity=affinity)
-    state = new_state()
-    idx = np.arange(table.size, dtype=np.int64)
-    assert plugin.pre_score(state, pod, table, idx).is_success()
-    assert [plugin.score(state, pod, table.info(i)) for i in range(table.size)] == raw
-    scores = plugin.score_nodes(state, pod, table, idx)
+    table = make_table([make_node(f"n{i}").label(labels).obj() for i, labels in enumerate(node_labels)])
+    pod = make_pod("p").affinity(affinity).info()
+    state, scores = score_all(plugin, pod, table)
     assert scores.tolist() == raw
     assert plugin.normalize_scores(state, pod, scores).tolist() == normalized
 
 
 def test_pre_score_skips_without_preferred_terms() -> None:
     plugin = new({}, None)  # type: ignore[arg-type]
-    assert plugin.pre_score(new_state(), make_pod("p"), make_table([]), np.arange(0)).is_skip()
+    assert plugin.pre_score(new_state(), make_pod("p").info(), make_table([]), np.arange(0)).is_skip()
     added = new(
         {
             "addedAffinity": {
@@ -354,11 +351,11 @@ def test_pre_score_skips_without_preferred_terms() -> None:
         },
         None,  # type: ignore[arg-type]
     )
-    table = make_table([make_node("a", labels={"z": "1", "foo": "bar"}), make_node("b")])
-    pod = make_pod("p", affinity=AFF1)
+    table = make_table([make_node("a").label(z="1", foo="bar").obj(), make_node("b").obj()])
+    pod = make_pod("p").affinity(AFF1).info()
     state = new_state()
     idx = np.arange(2, dtype=np.int64)
-    assert added.pre_score(state, make_pod("q"), table, idx).is_success()
+    assert added.pre_score(state, make_pod("q").info(), table, idx).is_success()
     assert added.score_nodes(state, pod, table, idx).tolist() == [5, 0]
     assert [added.score(state, pod, table.info(i)) for i in range(2)] == [5, 0]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from builders import FakeHandle, make_node, make_pod, make_table, new_state, toleration
+from plugin_helpers import FakeHandle, new_state
 
 from berth.api.errors import Conflict
 from berth.scheduler.framework import BINDING_ANNOTATIONS_KEY, Code
@@ -17,6 +17,7 @@ from berth.scheduler.plugins.queuesort import PrioritySort
 from berth.scheduler.plugins.schedulinggates import SchedulingGates
 from berth.scheduler.plugins.volume import NAMES as VOLUME_NAMES
 from berth.scheduler.plugins.volume import VolumePlaceholder
+from builders import make_node, make_pod, make_table, toleration
 
 
 @pytest.mark.parametrize(
@@ -25,8 +26,8 @@ from berth.scheduler.plugins.volume import VolumePlaceholder
 )
 def test_node_name(node_name: str, expected: list[bool]) -> None:
     plugin = NodeName()
-    table = make_table([make_node("foo"), make_node("bar")])
-    pod = make_pod("p", node_name=node_name or None)
+    table = make_table([make_node("foo").obj(), make_node("bar").obj()])
+    pod = make_pod("p").node(node_name or None).info()
     state = new_state()
     statuses = [plugin.filter(state, pod, table.info(i)) for i in range(2)]
     assert [s.is_success() for s in statuses] == expected
@@ -59,8 +60,8 @@ def test_node_name(node_name: str, expected: list[bool]) -> None:
 )
 def test_node_unschedulable(unschedulable: bool, tolerations: list[dict[str, str]], fits: bool) -> None:
     plugin = NodeUnschedulable()
-    table = make_table([make_node("n", unschedulable=unschedulable), make_node("ok")])
-    pod = make_pod("p", tolerations=tolerations)
+    table = make_table([make_node("n").unschedulable(unschedulable).obj(), make_node("ok").obj()])
+    pod = make_pod("p").tolerations(*tolerations).info()
     state = new_state()
     status = plugin.filter(state, pod, table.info(0))
     v = plugin.filter_nodes(state, pod, table)
@@ -84,7 +85,7 @@ def test_node_unschedulable(unschedulable: bool, tolerations: list[dict[str, str
     ],
 )
 def test_scheduling_gates(gates: list[str], code: Code, reasons: tuple[str, ...]) -> None:
-    status = SchedulingGates().pre_enqueue(make_pod("p", gates=gates))
+    status = SchedulingGates().pre_enqueue(make_pod("p").gate(*gates).info())
     assert (status.code, status.reasons) == (code, reasons)
 
 
@@ -101,7 +102,7 @@ def test_scheduling_gates(gates: list[str], code: Code, reasons: tuple[str, ...]
 )
 def test_priority_sort(a: tuple[int | None, float], b: tuple[int | None, float], a_first: bool) -> None:
     plugin = PrioritySort()
-    pa, pb = make_pod("a", priority=a[0]), make_pod("b", priority=b[0])
+    pa, pb = make_pod("a").priority(a[0]).info(), make_pod("b").priority(b[0]).info()
     assert plugin.less(pa, a[1], pb, b[1]) is a_first
     assert (plugin.sort_key(pa, a[1]) < plugin.sort_key(pb, b[1])) is a_first
     assert plugin.sort_key(pa, a[1]) == (-(a[0] or 0), a[1])
@@ -110,10 +111,10 @@ def test_priority_sort(a: tuple[int | None, float], b: tuple[int | None, float],
 def test_default_binder() -> None:
     handle = FakeHandle()
     binder = DefaultBinder(handle)  # type: ignore[arg-type]
-    assert binder.bind(new_state(), make_pod("p"), "n1").is_success()
+    assert binder.bind(new_state(), make_pod("p").info(), "n1").is_success()
     assert handle.bound == [("default/p", "n1")]
     failing = DefaultBinder(FakeHandle(fail=Conflict('pods "p" already bound')))  # type: ignore[arg-type]
-    status = failing.bind(new_state(), make_pod("p"), "n1")
+    status = failing.bind(new_state(), make_pod("p").info(), "n1")
     assert (status.code, status.reasons) == (Code.ERROR, ('pods "p" already bound',))
 
 
@@ -121,14 +122,14 @@ def test_default_binder_passes_binding_annotations() -> None:
     handle = FakeHandle()
     state = new_state()
     state.write(BINDING_ANNOTATIONS_KEY, {"example.com/a": "1"})
-    assert DefaultBinder(handle).bind(state, make_pod("p"), "n1").is_success()  # type: ignore[arg-type]
+    assert DefaultBinder(handle).bind(state, make_pod("p").info(), "n1").is_success()  # type: ignore[arg-type]
     assert handle.annotations == {"example.com/a": "1"}
 
 
 def test_default_binder_does_not_swallow_bugs() -> None:
     broken = DefaultBinder(FakeHandle(fail=TypeError("bug")))  # type: ignore[arg-type]
     with pytest.raises(TypeError):
-        broken.bind(new_state(), make_pod("p"), "n1")
+        broken.bind(new_state(), make_pod("p").info(), "n1")
 
 
 def test_volume_placeholders() -> None:

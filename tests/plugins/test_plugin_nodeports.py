@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from builders import host_port, make_node, make_pod, make_table, new_state
+from plugin_helpers import new_state
 
 from berth.scheduler.framework import ClusterEvent, Code
 from berth.scheduler.plugins.nodeports import ERR_REASON, NodePorts, conflicts
+from builders import host_port, make_node, make_pod, make_table
 
 
 def _ports(*specs: str) -> list[dict[str, object]]:
@@ -64,9 +65,9 @@ def _ports(*specs: str) -> list[dict[str, object]]:
 )
 def test_filter(wanted: list[str], existing: list[str], fits: bool) -> None:
     plugin = NodePorts()
-    used = [make_pod("e", ports=_ports(*existing))] if existing else []
-    table = make_table([make_node("n"), make_node("free")], {"n": used})
-    pod = make_pod("p", ports=_ports(*wanted))
+    used = [make_pod("e").ports(*_ports(*existing)).info()] if existing else []
+    table = make_table([make_node("n").obj(), make_node("free").obj()], {"n": used})
+    pod = make_pod("p").ports(*_ports(*wanted)).info()
     state = new_state()
     _, pre = plugin.pre_filter(state, pod, table)
     assert pre.code == (Code.SUCCESS if wanted else Code.SKIP)
@@ -83,9 +84,9 @@ def test_filter(wanted: list[str], existing: list[str], fits: bool) -> None:
 
 def test_port_freed_when_pod_removed() -> None:
     plugin = NodePorts()
-    existing = make_pod("e", ports=_ports("TCP/0.0.0.0/80"))
-    table = make_table([make_node("n")], {"n": [existing]})
-    pod = make_pod("p", ports=_ports("TCP/0.0.0.0/80"))
+    existing = make_pod("e").ports(*_ports("TCP/0.0.0.0/80")).info()
+    table = make_table([make_node("n").obj()], {"n": [existing]})
+    pod = make_pod("p").ports(*_ports("TCP/0.0.0.0/80")).info()
     assert not plugin.filter_nodes(new_state(), pod, table).passed[0]
     table.remove_pod(0, existing)
     assert plugin.filter_nodes(new_state(), pod, table).passed[0]

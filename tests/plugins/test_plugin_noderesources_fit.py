@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from builders import make_node, make_pod, make_table, new_state, pod_dict
+from plugin_helpers import new_state, score_all
 
 from berth.scheduler.framework import ClusterEvent, Code, ConfigError, PodInfo
 from berth.scheduler.plugins.noderesources import (
@@ -19,21 +19,15 @@ from berth.scheduler.plugins.noderesources import (
     parse_fit_args,
 )
 from berth.scheduler.plugins.noderesources.scorers import RequestedToCapacityRatio
+from builders import make_node, make_pod, make_table
 
 EXT = "example.com/aaa"
 HUGE = "hugepages-2Mi"
 
 # kube's fit_test node: 10m cpu, 20 memory, 32 pods, 5 example.com/aaa, 20 ephemeral-storage, 5 hugepages
-NODE = make_node("n", cpu="10m", memory=20, pods=32, extra={EXT: 5, "ephemeral-storage": 20, HUGE: 5})
-
-
-def _pod(cpu: str | None = None, memory: int | None = None, **extra: Any) -> PodInfo:
-    return make_pod(
-        "p",
-        cpu=cpu,
-        memory=memory,
-        extra={k.replace("__", "/").replace("_", "."): v for k, v in extra.items()},
-    )
+NODE = (
+    make_node("n").capacity({EXT: 5, "ephemeral-storage": 20, HUGE: 5}, cpu="10m", memory=20, pods=32).obj()
+)
 
 
 def _check(
@@ -58,54 +52,94 @@ def _check(
 @pytest.mark.parametrize(
     ("pod", "used", "reasons"),
     [
-        pytest.param(_pod(), [_pod("10m", 20)], [], id="no resources requested always fits"),
         pytest.param(
-            _pod("1m", 1),
-            [_pod("10m", 20)],
+            make_pod().info(),
+            [make_pod().req(cpu="10m", memory=20).info()],
+            [],
+            id="no resources requested always fits",
+        ),
+        pytest.param(
+            make_pod().req(cpu="1m", memory=1).info(),
+            [make_pod().req(cpu="10m", memory=20).info()],
             ["Insufficient cpu", "Insufficient memory"],
             id="too many resources fails",
         ),
-        pytest.param(_pod("1m", 1), [_pod("5m", 5)], [], id="both resources fit"),
-        pytest.param(_pod("2m", 1), [_pod("9m", 5)], ["Insufficient cpu"], id="one resource memory fits"),
-        pytest.param(_pod("1m", 2), [_pod("5m", 19)], ["Insufficient memory"], id="one resource cpu fits"),
-        pytest.param(_pod("5m", 1), [_pod("5m", 19)], [], id="equal edge case"),
         pytest.param(
-            _pod("1m", 1, example_com__aaa=1),
-            [_pod("0", 0, example_com__aaa=5)],
+            make_pod().req(cpu="1m", memory=1).info(),
+            [make_pod().req(cpu="5m", memory=5).info()],
+            [],
+            id="both resources fit",
+        ),
+        pytest.param(
+            make_pod().req(cpu="2m", memory=1).info(),
+            [make_pod().req(cpu="9m", memory=5).info()],
+            ["Insufficient cpu"],
+            id="one resource memory fits",
+        ),
+        pytest.param(
+            make_pod().req(cpu="1m", memory=2).info(),
+            [make_pod().req(cpu="5m", memory=19).info()],
+            ["Insufficient memory"],
+            id="one resource cpu fits",
+        ),
+        pytest.param(
+            make_pod().req(cpu="5m", memory=1).info(),
+            [make_pod().req(cpu="5m", memory=19).info()],
+            [],
+            id="equal edge case",
+        ),
+        pytest.param(
+            make_pod().req({EXT: 1}, cpu="1m", memory=1).info(),
+            [make_pod().req({EXT: 5}, cpu="0", memory=0).info()],
             ["Insufficient example.com/aaa"],
             id="extended resource capacity enforced",
         ),
         pytest.param(
-            _pod(example_com__aaa=6),
+            make_pod().req({EXT: 6}).info(),
             [],
             ["Insufficient example.com/aaa"],
             id="extended resource over allocatable",
         ),
-        pytest.param(_pod(example_com__aaa=2), [_pod(example_com__aaa=3)], [], id="extended resource fits"),
         pytest.param(
-            _pod(example_com__bbb=1),
+            make_pod().req({EXT: 2}).info(),
+            [make_pod().req({EXT: 3}).info()],
+            [],
+            id="extended resource fits",
+        ),
+        pytest.param(
+            make_pod().req({"example.com/bbb": 1}).info(),
             [],
             ["Insufficient example.com/bbb"],
             id="extended resource unknown to node",
         ),
         pytest.param(
-            _pod(example_com__zzz=1, example_com__bbb=1),
+            make_pod().req({"example.com/zzz": 1, "example.com/bbb": 1}).info(),
             [],
             ["Insufficient example.com/bbb", "Insufficient example.com/zzz"],
             id="several extended resources by name",
         ),
-        pytest.param(_pod(**{HUGE: 6}), [], ["Insufficient hugepages-2Mi"], id="hugepages enforced"),
-        pytest.param(_pod(**{HUGE: 3}), [_pod(**{HUGE: 2})], [], id="hugepages fit"),
         pytest.param(
-            _pod(**{"ephemeral-storage": 25}), [], ["Insufficient ephemeral-storage"], id="storage over"
+            make_pod().req({HUGE: 6}).info(), [], ["Insufficient hugepages-2Mi"], id="hugepages enforced"
         ),
         pytest.param(
-            _pod(**{"ephemeral-storage": 10}), [_pod(**{"ephemeral-storage": 10})], [], id="storage fits"
+            make_pod().req({HUGE: 3}).info(), [make_pod().req({HUGE: 2}).info()], [], id="hugepages fit"
         ),
-        pytest.param(_pod(foo=100), [], [], id="untracked native resource ignored"),
         pytest.param(
-            _pod("1m", 1, **{"ephemeral-storage": 30, HUGE: 9}),
-            [_pod("10m", 20)],
+            make_pod().req({"ephemeral-storage": 25}).info(),
+            [],
+            ["Insufficient ephemeral-storage"],
+            id="storage over",
+        ),
+        pytest.param(
+            make_pod().req({"ephemeral-storage": 10}).info(),
+            [make_pod().req({"ephemeral-storage": 10}).info()],
+            [],
+            id="storage fits",
+        ),
+        pytest.param(make_pod().req(foo=100).info(), [], [], id="untracked native resource ignored"),
+        pytest.param(
+            make_pod().req({"ephemeral-storage": 30, HUGE: 9}, cpu="1m", memory=1).info(),
+            [make_pod().req(cpu="10m", memory=20).info()],
             [
                 "Insufficient cpu",
                 "Insufficient memory",
@@ -121,17 +155,29 @@ def test_filter_reasons(pod: PodInfo, used: list[PodInfo], reasons: list[str]) -
 
 
 def test_too_many_pods_comes_first() -> None:
-    node = make_node("n", cpu="10m", memory=20, pods=1)
-    _check({}, _pod(), [_pod()], node, ["Too many pods"])
-    _check({}, _pod("20m", 30), [_pod()], node, ["Too many pods", "Insufficient cpu", "Insufficient memory"])
-    _check({}, _pod(), [], make_node("n", cpu="1", memory=1, pods=None), ["Too many pods"])
+    node = make_node("n").capacity(cpu="10m", memory=20, pods=1).obj()
+    _check({}, make_pod().info(), [make_pod().info()], node, ["Too many pods"])
+    _check(
+        {},
+        make_pod().req(cpu="20m", memory=30).info(),
+        [make_pod().info()],
+        node,
+        ["Too many pods", "Insufficient cpu", "Insufficient memory"],
+    )
+    _check(
+        {},
+        make_pod().info(),
+        [],
+        make_node("n").capacity(cpu="1", memory=1, pods=None).obj(),
+        ["Too many pods"],
+    )
 
 
 def test_init_containers_take_the_peak() -> None:
-    d = pod_dict("p", cpu="1m", memory=1)
+    d = make_pod("p").req(cpu="1m", memory=1).obj()
     d["spec"]["initContainers"] = [{"name": "i", "resources": {"requests": {"cpu": "3m", "memory": "1"}}}]
     # kube: "too many resources fails due to init container cpu" (8m used + max(1m, 3m) > 10m)
-    _check({}, PodInfo(d), [_pod("8m", 19)], NODE, ["Insufficient cpu"])
+    _check({}, PodInfo(d), [make_pod().req(cpu="8m", memory=19).info()], NODE, ["Insufficient cpu"])
 
 
 @pytest.mark.parametrize(
@@ -144,15 +190,25 @@ def test_init_containers_take_the_peak() -> None:
     ],
 )
 def test_ignored_extended_resources(args: dict[str, Any], reasons: list[str]) -> None:
-    _check(args, _pod(example_com__aaa=10), [], NODE, reasons)
+    _check(args, make_pod().req({EXT: 10}).info(), [], NODE, reasons)
 
 
 def test_ignored_resources_apply_to_extended_only() -> None:
-    _check({"ignoredResources": [HUGE]}, _pod(**{HUGE: 10}), [], NODE, ["Insufficient hugepages-2Mi"])
+    _check(
+        {"ignoredResources": [HUGE]},
+        make_pod().req({HUGE: 10}).info(),
+        [],
+        NODE,
+        ["Insufficient hugepages-2Mi"],
+    )
 
 
 def test_fit_checks_order() -> None:
-    pod = _pod("1", 2, example_com__b=1, example_com__a=1, **{"ephemeral-storage": 3, HUGE: 4})
+    pod = (
+        make_pod()
+        .req({"example.com/b": 1, "example.com/a": 1, "ephemeral-storage": 3, HUGE: 4}, cpu="1", memory=2)
+        .info()
+    )
     assert [c[0] for c in fit_checks(pod)] == [
         "cpu",
         "memory",
@@ -165,15 +221,15 @@ def test_fit_checks_order() -> None:
 
 def test_batched_filter_groups_statuses() -> None:
     nodes = [
-        make_node("a", cpu="1", memory=100, pods=10),
-        make_node("b", cpu="100m", memory=100, pods=10),
-        make_node("c", cpu="1", memory=10, pods=10),
-        make_node("d", cpu="100m", memory=10, pods=10),
-        make_node("e", cpu="100m", memory=10, pods=0),
+        make_node("a").capacity(cpu="1", memory=100, pods=10).obj(),
+        make_node("b").capacity(cpu="100m", memory=100, pods=10).obj(),
+        make_node("c").capacity(cpu="1", memory=10, pods=10).obj(),
+        make_node("d").capacity(cpu="100m", memory=10, pods=10).obj(),
+        make_node("e").capacity(cpu="100m", memory=10, pods=0).obj(),
     ]
     plugin = new_fit({}, None)  # type: ignore[arg-type]
     table = make_table(nodes)
-    pod = _pod("500m", 50)
+    pod = make_pod().req(cpu="500m", memory=50).info()
     state = new_state()
     v = plugin.filter_nodes(state, pod, table)
     assert v.passed.tolist() == [True, False, False, False, False]
@@ -322,7 +378,10 @@ def _ratio(*points: tuple[int, int], resources: list[dict[str, Any]] | None = No
     return {"scoringStrategy": d}
 
 
-TWO_NODES = [make_node("n1", cpu="4000m", memory=10000), make_node("n2", cpu="6000m", memory=10000)]
+TWO_NODES = [
+    make_node("n1").capacity(cpu="4000m", memory=10000).obj(),
+    make_node("n2").capacity(cpu="6000m", memory=10000).obj(),
+]
 GPU = "example.com/gpu"
 
 
@@ -330,23 +389,41 @@ GPU = "example.com/gpu"
     ("args", "nodes", "used", "pod", "expected"),
     [
         # LeastAllocated: ((alloc - req) * 100 / alloc) averaged by weight
-        pytest.param(LEAST, TWO_NODES, {}, _pod("3000m", 5000), [37, 50], id="least differently sized nodes"),
         pytest.param(
             LEAST,
-            [make_node("n1", cpu="10000m", memory=20000), make_node("n2", cpu="10000m", memory=50000)],
-            {"n1": [_pod("3000m", 5000)], "n2": [_pod("3000m", 5000)]},
-            _pod("3000m", 5000),
+            TWO_NODES,
+            {},
+            make_pod().req(cpu="3000m", memory=5000).info(),
+            [37, 50],
+            id="least differently sized nodes",
+        ),
+        pytest.param(
+            LEAST,
+            [
+                make_node("n1").capacity(cpu="10000m", memory=20000).obj(),
+                make_node("n2").capacity(cpu="10000m", memory=50000).obj(),
+            ],
+            {
+                "n1": [make_pod().req(cpu="3000m", memory=5000).info()],
+                "n2": [make_pod().req(cpu="3000m", memory=5000).info()],
+            },
+            make_pod().req(cpu="3000m", memory=5000).info(),
             [45, 60],
             id="least with scheduled pods",
         ),
         pytest.param(
-            LEAST, TWO_NODES[:1], {}, _pod("6000m", 5000), [25], id="least request exceeds capacity"
+            LEAST,
+            TWO_NODES[:1],
+            {},
+            make_pod().req(cpu="6000m", memory=5000).info(),
+            [25],
+            id="least request exceeds capacity",
         ),
         pytest.param(
             LEAST,
-            [make_node("n1", cpu="4000m", memory="1Gi")],
+            [make_node("n1").capacity(cpu="4000m", memory="1Gi").obj()],
             {},
-            _pod(),
+            make_pod().info(),
             [88],
             id="least non-zero defaults",
         ),
@@ -359,7 +436,7 @@ GPU = "example.com/gpu"
             },
             TWO_NODES,
             {},
-            _pod("3000m", 5000),
+            make_pod().req(cpu="3000m", memory=5000).info(),
             [33, 50],
             id="least weighted",
         ),
@@ -372,7 +449,7 @@ GPU = "example.com/gpu"
             },
             TWO_NODES,
             {},
-            _pod("3000m", 5000),
+            make_pod().req(cpu="3000m", memory=5000).info(),
             [37, 50],
             id="least extended resource not requested is bypassed",
         ),
@@ -383,32 +460,51 @@ GPU = "example.com/gpu"
                     "resources": [{"name": "cpu"}, {"name": "memory"}, {"name": GPU}],
                 }
             },
-            [make_node("n1", cpu="4000m", memory=10000, extra={GPU: 4}), TWO_NODES[1]],
+            [make_node("n1").capacity({GPU: 4}, cpu="4000m", memory=10000).obj(), TWO_NODES[1]],
             {},
-            _pod("3000m", 5000, example_com__gpu=1),
+            make_pod().req({"example.com/gpu": 1}, cpu="3000m", memory=5000).info(),
             [50, 50],
             id="least extended resource requested",
         ),
         # MostAllocated: (req * 100 / alloc), req capped at alloc
-        pytest.param(MOST, TWO_NODES, {}, _pod("3000m", 5000), [62, 50], id="most differently sized nodes"),
-        pytest.param(MOST, TWO_NODES[:1], {}, _pod("6000m", 5000), [75], id="most request exceeds capacity"),
+        pytest.param(
+            MOST,
+            TWO_NODES,
+            {},
+            make_pod().req(cpu="3000m", memory=5000).info(),
+            [62, 50],
+            id="most differently sized nodes",
+        ),
+        pytest.param(
+            MOST,
+            TWO_NODES[:1],
+            {},
+            make_pod().req(cpu="6000m", memory=5000).info(),
+            [75],
+            id="most request exceeds capacity",
+        ),
         # RequestedToCapacityRatio: broken-linear function, Go rounding of the weighted mean
         pytest.param(
             _ratio((0, 0), (100, 10)),
             TWO_NODES,
             {},
-            _pod("3000m", 5000),
+            make_pod().req(cpu="3000m", memory=5000).info(),
             [63, 50],
             id="ratio most-like rounds up",
         ),
         pytest.param(
-            _ratio((0, 10), (100, 0)), TWO_NODES, {}, _pod("3000m", 5000), [38, 50], id="ratio least-like"
+            _ratio((0, 10), (100, 0)),
+            TWO_NODES,
+            {},
+            make_pod().req(cpu="3000m", memory=5000).info(),
+            [38, 50],
+            id="ratio least-like",
         ),
         pytest.param(
             _ratio((0, 0), (100, 10)),
             TWO_NODES[:1],
             {},
-            _pod("0", 5000),
+            make_pod().req(cpu="0", memory=5000).info(),
             [50],
             id="ratio zero scores not weighted",
         ),
@@ -416,11 +512,18 @@ GPU = "example.com/gpu"
             _ratio((0, 0), (100, 10)),
             TWO_NODES[:1],
             {},
-            _pod("8000m", 5000),
+            make_pod().req(cpu="8000m", memory=5000).info(),
             [75],
             id="ratio over capacity is full",
         ),
-        pytest.param(_ratio((50, 5)), TWO_NODES[:1], {}, _pod("3000m", 1000), [50], id="ratio single point"),
+        pytest.param(
+            _ratio((50, 5)),
+            TWO_NODES[:1],
+            {},
+            make_pod().req(cpu="3000m", memory=1000).info(),
+            [50],
+            id="ratio single point",
+        ),
     ],
 )
 def test_scores(
@@ -431,12 +534,8 @@ def test_scores(
     expected: list[int],
 ) -> None:
     plugin = new_fit(args, None)  # type: ignore[arg-type]
-    table = make_table(nodes, used)
-    state = new_state()
-    idx = np.arange(table.size, dtype=np.int64)
-    assert plugin.pre_score(state, pod, table, idx).is_success()
-    assert [plugin.score(state, pod, table.info(i)) for i in range(table.size)] == expected
-    assert plugin.score_nodes(state, pod, table, idx).tolist() == expected
+    _, scores = score_all(plugin, pod, make_table(nodes, used))
+    assert scores.tolist() == expected
 
 
 @pytest.mark.parametrize(

@@ -6,10 +6,11 @@ from typing import Any
 
 import numpy as np
 import pytest
-from builders import FakeHandle, make_node, make_pod, make_table, taint
+from plugin_helpers import FakeHandle
 
 from berth.scheduler.framework import CycleState, Framework, Registry, parse_config
 from berth.scheduler.plugins import default_registry
+from builders import make_node, make_pod, make_table, taint
 
 LATER = ("PodTopologySpread", "InterPodAffinity", "ImageLocality")
 EXPECTED = {
@@ -108,13 +109,13 @@ def test_cycle_through_framework() -> None:
     fw = _framework([{"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": "MostAllocated"}}}])
     table = make_table(
         [
-            make_node("a", cpu="2", memory="4Gi", labels={"zone": "z1"}),
-            make_node("b", cpu="4", memory="8Gi", labels={"zone": "z1"}, taints=[taint("k", "v")]),
-            make_node("c", cpu="4", memory="8Gi", labels={"zone": "z2"}),
-            make_node("d", cpu="8", memory="16Gi", labels={"zone": "z1"}),
+            make_node("a").capacity(cpu="2", memory="4Gi").label(zone="z1").obj(),
+            make_node("b").capacity(cpu="4", memory="8Gi").label(zone="z1").taints(taint("k", "v")).obj(),
+            make_node("c").capacity(cpu="4", memory="8Gi").label(zone="z2").obj(),
+            make_node("d").capacity(cpu="8", memory="16Gi").label(zone="z1").obj(),
         ]
     )
-    pod = make_pod("p", cpu="1", memory="1Gi", node_selector={"zone": "z1"})
+    pod = make_pod("p").req(cpu="1", memory="1Gi").node_selector(zone="z1").info()
     state = CycleState()
     _, status, _ = fw.run_pre_filter(state, pod, table)
     assert status.is_success()

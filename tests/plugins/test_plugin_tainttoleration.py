@@ -6,18 +6,19 @@ from typing import Any
 
 import numpy as np
 import pytest
-from builders import make_node, make_pod, make_table, new_state, taint, toleration
+from plugin_helpers import new_state, score_all
 
 from berth.scheduler.framework import Code
 from berth.scheduler.plugins.tainttoleration import TaintToleration
+from builders import make_node, make_pod, make_table, taint, toleration
 
 PNS = "PreferNoSchedule"
 
 
 def _filter(taints: list[dict[str, str]], tolerations: list[dict[str, str]]) -> tuple[Code, tuple[str, ...]]:
     plugin = TaintToleration()
-    table = make_table([make_node("n", taints=taints)])
-    pod = make_pod("p", tolerations=tolerations)
+    table = make_table([make_node("n").taints(*taints).obj()])
+    pod = make_pod("p").tolerations(*tolerations).info()
     state = new_state()
     status = plugin.filter(state, pod, table.info(0))
     assert plugin.filter_nodes(state, pod, table).status_of(0) == status
@@ -98,22 +99,22 @@ def test_filter(taints: list[dict[str, str]], tolerations: list[dict[str, str]],
 
 def test_batched_filter_mixed_rows() -> None:
     nodes = [
-        make_node("a"),
-        make_node("b", taints=[taint("x", "1")]),
-        make_node("c", taints=[taint("y", "2")]),
-        make_node("d", taints=[taint("x", "1")]),
-        make_node("e", taints=[taint("z", "3", PNS)]),
+        make_node("a").obj(),
+        make_node("b").taints(taint("x", "1")).obj(),
+        make_node("c").taints(taint("y", "2")).obj(),
+        make_node("d").taints(taint("x", "1")).obj(),
+        make_node("e").taints(taint("z", "3", PNS)).obj(),
     ]
     plugin = TaintToleration()
     table = make_table(nodes)
-    pod = make_pod("p", tolerations=[toleration("y", "Exists")])
+    pod = make_pod("p").tolerations(toleration("y", "Exists")).info()
     v = plugin.filter_nodes(new_state(), pod, table)
     assert v.passed.tolist() == [True, False, True, False, True]
     assert v.status_of(1).reasons == ("node(s) had untolerated taint {x: 1}",)
     assert v.status_of(3) == v.status_of(1)
     assert len(v.statuses) == 1
     # a taint change is seen even though the cache was warm
-    table.set_node(make_node("c", taints=[taint("w", "9")]))
+    table.set_node(make_node("c").taints(taint("w", "9")).obj())
     v = plugin.filter_nodes(new_state(), pod, table)
     assert v.passed.tolist() == [True, False, False, False, True]
     assert v.status_of(2).reasons == ("node(s) had untolerated taint {w: 9}",)
@@ -165,13 +166,9 @@ def test_score(
     normalized: list[int],
 ) -> None:
     plugin = TaintToleration()
-    table = make_table([make_node(f"n{i}", taints=t) for i, t in enumerate(node_taints)])
-    pod = make_pod("p", tolerations=tolerations)
-    state = new_state()
-    idx = np.arange(table.size, dtype=np.int64)
-    assert plugin.pre_score(state, pod, table, idx).is_success()
-    assert [plugin.score(state, pod, table.info(i)) for i in range(table.size)] == raw
-    scores = plugin.score_nodes(state, pod, table, idx)
+    table = make_table([make_node(f"n{i}").taints(*t).obj() for i, t in enumerate(node_taints)])
+    pod = make_pod("p").tolerations(*tolerations).info()
+    state, scores = score_all(plugin, pod, table)
     assert scores.tolist() == raw
     assert plugin.normalize_scores(state, pod, scores).tolist() == normalized
 
@@ -179,9 +176,13 @@ def test_score(
 def test_score_subset_of_rows() -> None:
     plugin = TaintToleration()
     table = make_table(
-        [make_node("a", taints=[_t("k", "v")]), make_node("b"), make_node("c", taints=[_t("k", "v")])]
+        [
+            make_node("a").taints(_t("k", "v")).obj(),
+            make_node("b").obj(),
+            make_node("c").taints(_t("k", "v")).obj(),
+        ]
     )
-    pod = make_pod("p")
+    pod = make_pod("p").info()
     idx = np.array([2, 1], dtype=np.int64)
     assert plugin.score_nodes(new_state(), pod, table, idx).tolist() == [1, 0]
 
@@ -193,16 +194,16 @@ def test_events() -> None:
 
 def test_cached_groups_survive_pod_churn_and_see_node_changes() -> None:
     plugin = TaintToleration()
-    table = make_table([make_node("a", taints=[taint("k", "v")]), make_node("b")])
-    pod = make_pod("p")
+    table = make_table([make_node("a").taints(taint("k", "v")).obj(), make_node("b").obj()])
+    pod = make_pod("p").info()
     assert plugin.filter_nodes(new_state(), pod, table).passed.tolist() == [False, True]
-    table.add_pod(1, make_pod("x"))  # bumps the generation, taints unchanged
+    table.add_pod(1, make_pod("x").info())  # bumps the generation, taints unchanged
     assert plugin.filter_nodes(new_state(), pod, table).passed.tolist() == [False, True]
-    table.set_node(make_node("b", taints=[taint("k", "v", "NoExecute")]))
-    table.set_node(make_node("a"))
+    table.set_node(make_node("b").taints(taint("k", "v", "NoExecute")).obj())
+    table.set_node(make_node("a").obj())
     assert plugin.filter_nodes(new_state(), pod, table).passed.tolist() == [True, False]
     table.remove_node("a")
     assert plugin.filter_nodes(new_state(), pod, table).passed.tolist() == [False]
-    other = make_table([make_node("c")])  # a different table with the same generation is not confused
+    other = make_table([make_node("c").obj()])  # a different table with the same generation is not confused
     other.generation = table.generation
     assert plugin.filter_nodes(new_state(), pod, other).passed.tolist() == [True]

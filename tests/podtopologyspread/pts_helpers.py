@@ -1,9 +1,8 @@
-"""Builders for the PodTopologySpread tests: nodes with zone/node labels, labelled pods, spread constraints,
-and a plugin run through PreFilter/Filter and PreScore/Score/NormalizeScore like the framework does."""
+"""Spread constraints, a plugin with a fake client for the PodTopologySpread tests, run through
+PreFilter/Filter and PreScore/Score/NormalizeScore like the framework does."""
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -13,34 +12,8 @@ from berth.api.errors import NotFound
 from berth.scheduler.framework import CycleState, NodeTable, PodInfo, Status
 from berth.scheduler.plugins.podtopologyspread import PodTopologySpread, new
 
-_uid = itertools.count()
 FOO = {"matchExpressions": [{"key": "foo", "operator": "Exists"}]}
 BAR = {"matchExpressions": [{"key": "bar", "operator": "Exists"}]}
-
-
-def node(
-    name: str,
-    zone: str | None = None,
-    *,
-    labels: Mapping[str, str] | None = None,
-    taints: Sequence[Mapping[str, str]] | None = None,
-    node_label: bool = True,
-) -> dict[str, Any]:
-    """A Node labelled ``zone=<zone>`` and ``node=<name>`` (kube's test shape)."""
-    lab: dict[str, str] = {}
-    if zone is not None:
-        lab["zone"] = zone
-    if node_label:
-        lab["node"] = name
-    lab.update(labels or {})
-    obj: dict[str, Any] = {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": name, "labels": lab},
-        "spec": {"taints": [dict(t) for t in taints]} if taints else {},
-        "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}},
-    }
-    return obj
 
 
 def spread(
@@ -56,51 +29,6 @@ def spread(
         out["labelSelector"] = dict(selector)
     out.update(extra)
     return out
-
-
-def pod(
-    name: str = "p",
-    *,
-    labels: Mapping[str, str] | None = None,
-    constraints: Sequence[Mapping[str, Any]] = (),
-    namespace: str = "default",
-    node_name: str | None = None,
-    node_selector: Mapping[str, str] | None = None,
-    tolerations: Sequence[Mapping[str, str]] | None = None,
-    owner: Mapping[str, Any] | None = None,
-    priority: int | None = None,
-    terminating: bool = False,
-) -> PodInfo:
-    """A compiled pod."""
-    spec: dict[str, Any] = {"containers": [{"name": "c", "image": "busybox"}]}
-    if constraints:
-        spec["topologySpreadConstraints"] = [dict(c) for c in constraints]
-    if node_name:
-        spec["nodeName"] = node_name
-    if node_selector:
-        spec["nodeSelector"] = dict(node_selector)
-    if tolerations:
-        spec["tolerations"] = [dict(t) for t in tolerations]
-    if priority is not None:
-        spec["priority"] = priority
-    meta: dict[str, Any] = {"name": name, "namespace": namespace, "uid": f"uid-{name}-{next(_uid)}"}
-    if labels is not None:
-        meta["labels"] = dict(labels)
-    if owner is not None:
-        meta["ownerReferences"] = [dict(owner)]
-    if terminating:
-        meta["deletionTimestamp"] = "2024-01-01T00:00:00Z"
-    return PodInfo({"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec})
-
-
-def table(nodes: Iterable[Mapping[str, Any]], pods: Iterable[PodInfo] = ()) -> NodeTable:
-    """A NodeTable with the nodes and the pods counted on their spec.nodeName."""
-    t = NodeTable(capacity=4)
-    for n in nodes:
-        t.set_node(n)
-    for p in pods:
-        t.add_pod(t.index[p.node_name], p)
-    return t
 
 
 class FakeClient:

@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from pts_helpers import node, plugin, pod, run_score, spread, table
+from pts_helpers import plugin, run_score, spread
 
-from berth.scheduler.framework import Code, ConfigError, NodeTable
+from berth.scheduler.framework import Code, ConfigError, NodeTable, PodInfo
 from berth.scheduler.plugins.podtopologyspread import parse_args
 from berth.scheduler.plugins.podtopologyspread.counts import CountIndex
+from builders import make_node, make_pod, make_table
 
 HOST = "kubernetes.io/hostname"
 RS = {
@@ -18,30 +19,30 @@ RS = {
     "metadata": {"name": "web-1", "namespace": "default"},
     "spec": {"selector": {"matchLabels": {"app": "web"}}},
 }
-OWNER = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-1", "uid": "u1", "controller": True}
 
 
 ZONE = "topology.kubernetes.io/zone"
 
 
-def hn(name: str, zone: str | None = None) -> dict[str, Any]:
-    labels = {HOST: name} if zone is None else {HOST: name, ZONE: zone}
-    return node(name, labels=labels, node_label=False)
-
-
-def web(name: str, node_name: str | None = None) -> Any:
-    return pod(name, labels={"app": "web"}, node_name=node_name, owner=OWNER)
+def web(name: str, node_name: str | None = None) -> PodInfo:
+    """A pod of ReplicaSet web-1 (on ``node_name`` when given)."""
+    return make_pod(name).label(app="web").owner("ReplicaSet", "web-1", "u1").node(node_name).info()
 
 
 def test_system_defaults_with_replicaset_owner_nodes_without_zone() -> None:
     # kube's "system defaulting, nodes don't have zone": spread as 4/3/2/1 on hostname (maxSkew 3)
-    nodes = [hn("node-a"), hn("node-b"), hn("node-c"), hn("node-d")]
+    nodes = [
+        make_node("node-a").obj(),
+        make_node("node-b").obj(),
+        make_node("node-c").obj(),
+        make_node("node-d").obj(),
+    ]
     existing = [
         web(f"{n}-{i}", n)
         for n, k in (("node-a", 4), ("node-b", 3), ("node-c", 2), ("node-d", 1))
         for i in range(k)
     ]
-    s, raw, norm = run_score(plugin(objs=[RS]), web("p"), table(nodes, existing))
+    s, raw, norm = run_score(plugin(objs=[RS]), web("p"), make_table(nodes, existing))
     assert s.is_success()
     assert norm == {"node-a": 44, "node-b": 66, "node-c": 77, "node-d": 100}
     # hostname weight log(4 + 2); zone constraint skipped (no zone label) but nodes are not ignored
@@ -49,24 +50,29 @@ def test_system_defaults_with_replicaset_owner_nodes_without_zone() -> None:
 
 
 def test_system_defaults_zone_and_hostname() -> None:
-    nodes = [hn("node-a", "z1"), hn("node-b", "z1"), hn("node-x", "z2"), hn("node-y")]
+    nodes = [
+        make_node("node-a").zone("z1").obj(),
+        make_node("node-b").zone("z1").obj(),
+        make_node("node-x").zone("z2").obj(),
+        make_node("node-y").obj(),
+    ]
     existing = [web("a1", "node-a"), web("a2", "node-a"), web("x1", "node-x")]
-    _, raw, norm = run_score(plugin(objs=[RS]), web("p"), table(nodes, existing))
+    _, raw, norm = run_score(plugin(objs=[RS]), web("p"), make_table(nodes, existing))
     # hostname: log(4 + 2) * 2/0/1/0 + 2; zone over z1, z2 and "" (node-y): log(3 + 2) * 2/2/1/- + 4
     assert raw == {"node-a": 13, "node-b": 9, "node-x": 9, "node-y": 2}
     assert norm == {"node-a": 15, "node-b": 46, "node-x": 46, "node-y": 100}
 
 
 def test_system_defaults_skip_pods_without_an_owner_or_with_a_missing_one() -> None:
-    t = table([hn("node-a", "z1"), hn("node-b", "z1")])
+    t = make_table([make_node("node-a").zone("z1").obj(), make_node("node-b").zone("z1").obj()])
     pl = plugin(objs=[RS])
-    assert run_score(pl, pod("bare", labels={"app": "web"}), t)[0].code == Code.SKIP
-    ghost = dict(OWNER, name="gone")
-    assert run_score(pl, pod("orphan", labels={"app": "web"}, owner=ghost), t)[0].code == Code.SKIP
-    job = dict(OWNER, kind="Job", apiVersion="batch/v1")
-    assert run_score(pl, pod("job", labels={"app": "web"}, owner=job), t)[0].code == Code.SKIP
+    assert run_score(pl, make_pod("bare").label(app="web").info(), t)[0].code == Code.SKIP
+    ghost = make_pod("orphan").label(app="web").owner("ReplicaSet", "gone", "u1").info()
+    assert run_score(pl, ghost, t)[0].code == Code.SKIP
+    job = make_pod("job").label(app="web").owner("Job", "web-1", "u1").info()
+    assert run_score(pl, job, t)[0].code == Code.SKIP
     # a pod with its own (hard only) constraints gets no default soft ones
-    own = pod("own", labels={"app": "web"}, owner=OWNER, constraints=[spread(1, "zone")])
+    own = make_pod("own").label(app="web").owner("ReplicaSet", "web-1", "u1").spread(spread(1, "zone")).info()
     assert run_score(pl, own, t)[0].code == Code.SKIP
 
 
@@ -75,8 +81,8 @@ def test_list_defaulting_requires_all_topology_keys() -> None:
         "defaultingType": "List",
         "defaultConstraints": [{"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "ScheduleAnyway"}],
     }
-    nodes = [hn("node-a", "z1"), hn("node-b")]
-    _, raw, norm = run_score(plugin(args, [RS]), web("p"), table(nodes, [web("a1", "node-a")]))
+    nodes = [make_node("node-a").zone("z1").obj(), make_node("node-b").obj()]
+    _, raw, norm = run_score(plugin(args, [RS]), web("p"), make_table(nodes, [web("a1", "node-a")]))
     assert (raw, norm) == ({"node-a": 1, "node-b": 0}, {"node-a": 100, "node-b": 0})
 
 
@@ -169,15 +175,21 @@ def test_bad_args(args: dict[str, Any], message: str) -> None:
 
 
 def test_count_index_follows_pod_changes_incrementally() -> None:
-    sel = plugin().constraints(pod(labels={"foo": ""}, constraints=[spread(1, "zone")])).hard[0].selector
-    t: NodeTable = table([node("node-a", "z1"), node("node-b", "z1"), node("node-c", "z2")])
+    sel = plugin().constraints(make_pod().label(foo="").spread(spread(1, "zone")).info()).hard[0].selector
+    t: NodeTable = make_table(
+        [
+            make_node("node-a").label(zone="z1", node="node-a").obj(),
+            make_node("node-b").label(zone="z1", node="node-b").obj(),
+            make_node("node-c").label(zone="z2", node="node-c").obj(),
+        ]
+    )
     index = CountIndex()
     assert index.counts(t, "default", sel).tolist() == [0, 0, 0]
-    a1 = pod("a1", labels={"foo": ""}, node_name="node-a")
+    a1 = make_pod("a1").label(foo="").node("node-a").info()
     t.add_pod(0, a1)
-    t.add_pod(2, pod("c1", labels={"foo": ""}, node_name="node-c"))
-    t.add_pod(2, pod("c2", labels={"bar": ""}, node_name="node-c"))
-    t.add_pod(1, pod("b1", labels={"foo": ""}, namespace="other", node_name="node-b"))
+    t.add_pod(2, make_pod("c1").label(foo="").node("node-c").info())
+    t.add_pod(2, make_pod("c2").label(bar="").node("node-c").info())
+    t.add_pod(1, make_pod("b1").ns("other").label(foo="").node("node-b").info())
     assert index.counts(t, "default", sel).tolist() == [1, 0, 1]
     t.remove_pod(0, a1)
     assert index.counts(t, "default", sel).tolist() == [0, 0, 1]
@@ -188,6 +200,6 @@ def test_count_index_follows_pod_changes_incrementally() -> None:
     assert index.counts(t, "default", sel).tolist() == [0, 0, 0]
     # rows moving (a node removed) rebuilds the vector
     t.remove_node("node-a")
-    t.add_pod(0, pod("b2", labels={"foo": ""}, node_name="node-b"))
+    t.add_pod(0, make_pod("b2").label(foo="").node("node-b").info())
     assert index.counts(t, "default", sel).tolist() == [1, 0]
     assert index.counts(t, "other", sel).tolist() == [1, 0]

@@ -7,9 +7,10 @@ from typing import Any
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pts_helpers import node, plugin, pod, run_filter, run_score, spread, table
+from pts_helpers import plugin, run_filter, run_score, spread
 
 from berth.scheduler.framework import CycleState
+from builders import make_node, make_pod, make_table
 
 KEYS = ("zone", "node", "rack", "kubernetes.io/hostname")
 LABELS = st.fixed_dictionaries({}, optional={"foo": st.sampled_from(("", "1")), "bar": st.just("")})
@@ -43,30 +44,33 @@ def cluster(draw: st.DrawFn) -> tuple[Any, Any]:
     n = draw(st.integers(1, 8))
     nodes = []
     for i in range(n):
-        labels: dict[str, str] = {"kubernetes.io/hostname": f"n{i}"}
+        node = make_node(f"n{i}")
         if draw(st.booleans()):
-            labels["rack"] = draw(st.sampled_from(("r1", "r2")))
+            node.label(rack=draw(st.sampled_from(("r1", "r2"))))
         if draw(st.booleans()):
-            labels["pool"] = "x"
-        zone = draw(st.sampled_from((None, "z1", "z2", "z3")))
-        taints = [{"key": "t", "effect": "NoSchedule"}] if draw(st.booleans()) else None
-        nodes.append(node(f"n{i}", zone, labels=labels, taints=taints, node_label=draw(st.booleans())))
+            node.label(pool="x")
+        node.label(zone=draw(st.sampled_from((None, "z1", "z2", "z3"))))
+        if draw(st.booleans()):
+            node.taints({"key": "t", "effect": "NoSchedule"})
+        if draw(st.booleans()):
+            node.label(node=f"n{i}")
+        nodes.append(node.obj())
     existing = [
-        pod(
-            f"e{j}",
-            labels=draw(LABELS),
-            namespace=draw(st.sampled_from(("default", "default", "other"))),
-            node_name=f"n{draw(st.integers(0, n - 1))}",
-        )
+        make_pod(f"e{j}")
+        .label(draw(LABELS))
+        .ns(draw(st.sampled_from(("default", "default", "other"))))
+        .node(f"n{draw(st.integers(0, n - 1))}")
+        .info()
         for j in range(draw(st.integers(0, 12)))
     ]
-    t = table(nodes, existing)
-    p = pod(
-        "cand",
-        labels=draw(LABELS),
-        constraints=draw(st.lists(constraint(), min_size=1, max_size=3)),
-        node_selector={"pool": "x"} if draw(st.booleans()) else None,
-        tolerations=[{"key": "t", "operator": "Exists"}] if draw(st.booleans()) else None,
+    t = make_table(nodes, existing)
+    p = (
+        make_pod("cand")
+        .label(draw(LABELS))
+        .spread(*draw(st.lists(constraint(), min_size=1, max_size=3)))
+        .node_selector({"pool": "x"} if draw(st.booleans()) else None)
+        .tolerations(*([{"key": "t", "operator": "Exists"}] if draw(st.booleans()) else []))
+        .info()
     )
     return t, p
 

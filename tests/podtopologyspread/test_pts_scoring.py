@@ -5,22 +5,18 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from pts_helpers import BAR, FOO, node, plugin, pod, run_score, spread, table
+from pts_helpers import BAR, FOO, plugin, run_score, spread
 
 from berth.scheduler.framework import Code
+from builders import make_node, make_pod, make_table
 
 HOST = "kubernetes.io/hostname"
-
-
-def hn(name: str, zone: str | None = None) -> dict[str, Any]:
-    """A node labelled with its hostname (and zone)."""
-    return node(name, zone, labels={HOST: name}, node_label=False)
 
 
 def foo_pods(**per_node: int) -> list[Any]:
     """``per_node`` matching pods labelled foo on each node (node-a=2 -> two pods on node-a)."""
     return [
-        pod(f"p-{n}{i}", labels={"foo": ""}, node_name=n.replace("_", "-"))
+        make_pod(f"p-{n}{i}").label(foo="").node(n.replace("_", "-")).info()
         for n, k in per_node.items()
         for i in range(k)
     ]
@@ -29,7 +25,12 @@ def foo_pods(**per_node: int) -> list[Any]:
 CASES: list[tuple[str, list[dict[str, Any]], list[Any], list[str], list[dict[str, Any]], dict[str, int]]] = [
     (
         "one constraint on node, all 4 nodes are candidates, maxSkew=2",
-        [hn("node-a"), hn("node-b"), hn("node-c"), hn("node-d")],
+        [
+            make_node("node-a").obj(),
+            make_node("node-b").obj(),
+            make_node("node-c").obj(),
+            make_node("node-d").obj(),
+        ],
         foo_pods(node_a=2, node_b=1, node_d=3),
         ["node-a", "node-b", "node-c", "node-d"],
         [spread(2, HOST, "ScheduleAnyway")],
@@ -37,7 +38,12 @@ CASES: list[tuple[str, list[dict[str, Any]], list[Any], list[str], list[dict[str
     ),
     (
         "one constraint on node, all 4 nodes are candidates, maxSkew=3",
-        [hn("node-a"), hn("node-b"), hn("node-c"), hn("node-d")],
+        [
+            make_node("node-a").obj(),
+            make_node("node-b").obj(),
+            make_node("node-c").obj(),
+            make_node("node-d").obj(),
+        ],
         foo_pods(node_a=4, node_b=3, node_c=2, node_d=1),
         ["node-a", "node-b", "node-c", "node-d"],
         [spread(3, HOST, "ScheduleAnyway")],
@@ -45,7 +51,12 @@ CASES: list[tuple[str, list[dict[str, Any]], list[Any], list[str], list[dict[str
     ),
     (
         "one constraint on node, 3 out of 4 nodes are candidates",
-        [hn("node-a"), hn("node-b"), hn("node-x"), hn("node-y")],
+        [
+            make_node("node-a").obj(),
+            make_node("node-b").obj(),
+            make_node("node-x").obj(),
+            make_node("node-y").obj(),
+        ],
         foo_pods(node_a=4, node_b=2, node_x=1, node_y=3),
         ["node-a", "node-b", "node-x"],
         [spread(1, HOST, "ScheduleAnyway")],
@@ -53,7 +64,12 @@ CASES: list[tuple[str, list[dict[str, Any]], list[Any], list[str], list[dict[str
     ),
     (
         "one constraint on node, 3 out of 4 nodes are candidates, one node doesn't match topology key",
-        [hn("node-a"), node("node-b", labels={"n": "node-b"}, node_label=False), hn("node-x"), hn("node-y")],
+        [
+            make_node("node-a").obj(),
+            make_node("node-b").unlabel(HOST).label(n="node-b").obj(),
+            make_node("node-x").obj(),
+            make_node("node-y").obj(),
+        ],
         foo_pods(node_a=4, node_b=2, node_x=1, node_y=3),
         ["node-a", "node-b", "node-x"],
         [spread(1, HOST, "ScheduleAnyway")],
@@ -61,7 +77,12 @@ CASES: list[tuple[str, list[dict[str, Any]], list[Any], list[str], list[dict[str
     ),
     (
         "one constraint on zone, 3 out of 4 nodes are candidates",
-        [hn("node-a", "zone1"), hn("node-b", "zone1"), hn("node-x", "zone2"), hn("node-y", "zone2")],
+        [
+            make_node("node-a").label(zone="zone1").obj(),
+            make_node("node-b").label(zone="zone1").obj(),
+            make_node("node-x").label(zone="zone2").obj(),
+            make_node("node-y").label(zone="zone2").obj(),
+        ],
         foo_pods(node_a=4, node_b=2, node_x=1, node_y=3),
         ["node-a", "node-b", "node-x"],
         [spread(1, "zone", "ScheduleAnyway")],
@@ -69,7 +90,12 @@ CASES: list[tuple[str, list[dict[str, Any]], list[Any], list[str], list[dict[str
     ),
     (
         "two constraints on zone and node, 2 out of 4 nodes are candidates",
-        [hn("node-a", "zone1"), hn("node-b", "zone1"), hn("node-x", "zone2"), hn("node-y", "zone2")],
+        [
+            make_node("node-a").label(zone="zone1").obj(),
+            make_node("node-b").label(zone="zone1").obj(),
+            make_node("node-x").label(zone="zone2").obj(),
+            make_node("node-y").label(zone="zone2").obj(),
+        ],
         foo_pods(node_a=2, node_b=1, node_x=2, node_y=4),
         ["node-a", "node-x"],
         [spread(1, "zone", "ScheduleAnyway"), spread(1, HOST, "ScheduleAnyway")],
@@ -90,28 +116,34 @@ def test_kube_scoring_tables(
     constraints: list[dict[str, Any]],
     want: dict[str, int],
 ) -> None:
-    p = pod("p", labels={"foo": ""}, constraints=constraints)
-    s, _, norm = run_score(plugin(), p, table(nodes, existing), feasible)
+    p = make_pod("p").label(foo="").spread(*constraints).info()
+    s, _, norm = run_score(plugin(), p, make_table(nodes, existing), feasible)
     assert s.is_success()
     assert norm == want
 
 
 def _different_selectors_cluster(pods: list[Any]) -> Any:
-    nodes = [hn("node-a", "zone1"), hn("node-b", "zone1"), hn("node-x", "zone2"), hn("node-y", "zone2")]
-    return table(nodes, pods)
+    nodes = [
+        make_node("node-a").label(zone="zone1").obj(),
+        make_node("node-b").label(zone="zone1").obj(),
+        make_node("node-x").label(zone="zone2").obj(),
+        make_node("node-y").label(zone="zone2").obj(),
+    ]
+    return make_table(nodes, pods)
 
 
 def test_two_constraints_with_different_selectors() -> None:
     existing = [
-        pod("p-a1", labels={"foo": ""}, node_name="node-a"),
-        pod("p-b1", labels={"foo": "", "bar": ""}, node_name="node-b"),
-        pod("p-y1", labels={"foo": ""}, node_name="node-y"),
-        pod("p-y2", labels={"bar": ""}, node_name="node-y"),
+        make_pod("p-a1").label(foo="").node("node-a").info(),
+        make_pod("p-b1").label(foo="", bar="").node("node-b").info(),
+        make_pod("p-y1").label(foo="").node("node-y").info(),
+        make_pod("p-y2").label(bar="").node("node-y").info(),
     ]
-    p = pod(
-        "p",
-        labels={"foo": "", "bar": ""},
-        constraints=[spread(1, "zone", "ScheduleAnyway", FOO), spread(1, HOST, "ScheduleAnyway", BAR)],
+    p = (
+        make_pod("p")
+        .label(foo="", bar="")
+        .spread(spread(1, "zone", "ScheduleAnyway", FOO), spread(1, HOST, "ScheduleAnyway", BAR))
+        .info()
     )
     t = _different_selectors_cluster(existing)
     _, raw, norm = run_score(plugin(), p, t)
@@ -124,55 +156,51 @@ def test_two_constraints_with_different_selectors() -> None:
 
 def test_two_constraints_some_nodes_have_no_pods() -> None:
     existing = [
-        pod("p-b1", labels={"bar": ""}, node_name="node-b"),
-        pod("p-x1", labels={"foo": ""}, node_name="node-x"),
-        pod("p-y1", labels={"foo": "", "bar": ""}, node_name="node-y"),
+        make_pod("p-b1").label(bar="").node("node-b").info(),
+        make_pod("p-x1").label(foo="").node("node-x").info(),
+        make_pod("p-y1").label(foo="", bar="").node("node-y").info(),
     ]
-    p = pod(
-        "p",
-        labels={"foo": "", "bar": ""},
-        constraints=[spread(1, "zone", "ScheduleAnyway", FOO), spread(1, HOST, "ScheduleAnyway", BAR)],
+    p = (
+        make_pod("p")
+        .label(foo="", bar="")
+        .spread(spread(1, "zone", "ScheduleAnyway", FOO), spread(1, HOST, "ScheduleAnyway", BAR))
+        .info()
     )
     _, _, norm = run_score(plugin(), p, _different_selectors_cluster(existing))
     assert norm == {"node-a": 100, "node-b": 60, "node-x": 40, "node-y": 0}
 
 
 def test_same_counts_everywhere_all_score_100() -> None:
-    t = table([hn("node-a"), hn("node-b")], foo_pods(node_a=1, node_b=1))
-    p = pod("p", labels={"foo": ""}, constraints=[spread(1, HOST, "ScheduleAnyway")])
+    t = make_table([make_node("node-a").obj(), make_node("node-b").obj()], foo_pods(node_a=1, node_b=1))
+    p = make_pod("p").label(foo="").spread(spread(1, HOST, "ScheduleAnyway")).info()
     assert run_score(plugin(), p, t)[2] == {"node-a": 100, "node-b": 100}
 
 
 def test_pods_without_soft_constraints_skip_scoring() -> None:
-    t = table([hn("node-a", "zone1")])
-    p = pod("p", labels={"foo": ""}, constraints=[spread(1, "zone")])
+    t = make_table([make_node("node-a").label(zone="zone1").obj()])
+    p = make_pod("p").label(foo="").spread(spread(1, "zone")).info()
     assert run_score(plugin(), p, t)[0].code == Code.SKIP
-    assert run_score(plugin(), pod("bare"), t)[0].code == Code.SKIP
+    assert run_score(plugin(), make_pod("bare").info(), t)[0].code == Code.SKIP
 
 
 def test_node_inclusion_policies_decide_which_nodes_count() -> None:
     # node-b is tainted and outside the pod's nodeSelector; it holds 3 matching pods in zone1
     nodes = [
-        node("node-a", "zone1", labels={HOST: "node-a", "pool": "x"}, node_label=False),
-        node(
-            "node-b",
-            "zone1",
-            labels={HOST: "node-b"},
-            node_label=False,
-            taints=[{"key": "t", "effect": "NoSchedule"}],
-        ),
-        node("node-x", "zone2", labels={HOST: "node-x", "pool": "x"}, node_label=False),
+        make_node("node-a").label(zone="zone1", pool="x").obj(),
+        make_node("node-b").label(zone="zone1").taints({"key": "t", "effect": "NoSchedule"}).obj(),
+        make_node("node-x").label(zone="zone2", pool="x").obj(),
     ]
     existing = foo_pods(node_b=3, node_x=1)
 
     def scores(**policies: str) -> dict[str, int]:
-        p = pod(
-            "p",
-            labels={"foo": ""},
-            node_selector={"pool": "x"},
-            constraints=[spread(1, "zone", "ScheduleAnyway", **policies)],
+        p = (
+            make_pod("p")
+            .label(foo="")
+            .spread(spread(1, "zone", "ScheduleAnyway", **policies))
+            .node_selector(pool="x")
+            .info()
         )
-        return run_score(plugin(), p, table(nodes, existing), ["node-a", "node-x"])[1]
+        return run_score(plugin(), p, make_table(nodes, existing), ["node-a", "node-x"])[1]
 
     # raw score = round(count * log(2 + 2)); Honor affinity (default): node-b's pods are left out
     assert scores() == {"node-a": 0, "node-x": 1}

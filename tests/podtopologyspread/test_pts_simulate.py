@@ -11,6 +11,7 @@ import yaml
 from typer.testing import CliRunner
 
 from berth.cli import app
+from builders import make_node, make_pod
 
 ZONE = "topology.kubernetes.io/zone"
 SPREAD = [
@@ -23,36 +24,6 @@ SPREAD = [
 ]
 
 
-def node(name: str, zone: str | None, cpu: str = "4") -> dict[str, Any]:
-    labels = {"kubernetes.io/hostname": name}
-    if zone:
-        labels[ZONE] = zone
-    res = {"cpu": cpu, "memory": "16Gi", "pods": "110"}
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": name, "labels": labels},
-        "status": {"capacity": res, "allocatable": res},
-    }
-
-
-def pod(
-    name: str, on: str | None = None, labels: dict[str, str] | None = None, **spec: Any
-) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}],
-        **spec,
-    }
-    if on:
-        body["nodeName"] = on
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": "default", "labels": labels or {}},
-        "spec": body,
-    }
-
-
 def simulate(tmp_path: Path, docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     f = tmp_path / "in.yaml"
     f.write_text(yaml.safe_dump_all(docs))
@@ -63,7 +34,13 @@ def simulate(tmp_path: Path, docs: list[dict[str, Any]]) -> list[dict[str, Any]]
 
 def test_deployment_spreads_evenly_over_zones(tmp_path: Path) -> None:
     # zone a has the roomiest nodes, so resource scoring alone would pile the replicas up there
-    nodes = [node("a1", "a", "32"), node("a2", "a", "32"), node("b1", "b"), node("b2", "b"), node("c1", "c")]
+    nodes = [
+        make_node("a1").zone("a").capacity(cpu="32", memory="16Gi").obj(),
+        make_node("a2").zone("a").capacity(cpu="32", memory="16Gi").obj(),
+        make_node("b1").zone("b").capacity(memory="16Gi").obj(),
+        make_node("b2").zone("b").capacity(cpu="4", memory="16Gi").obj(),
+        make_node("c1").zone("c").capacity(cpu="4", memory="16Gi").obj(),
+    ]
     deploy = {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
@@ -89,13 +66,13 @@ def test_deployment_spreads_evenly_over_zones(tmp_path: Path) -> None:
 
 def test_unschedulable_pod_gets_kubes_message(tmp_path: Path) -> None:
     docs = [
-        node("n1", "a"),
-        node("n2", "b", cpu="1"),
-        node("n3", None),
-        pod("w1", "n1", {"app": "web"}),
-        pod("w2", "n1", {"app": "web"}),
-        pod("filler", "n2"),
-        pod("new", labels={"app": "web"}, topologySpreadConstraints=SPREAD),
+        make_node("n1").zone("a").capacity(memory="16Gi").obj(),
+        make_node("n2").zone("b").capacity(cpu="1", memory="16Gi").obj(),
+        make_node("n3").capacity(memory="16Gi").obj(),
+        make_pod("w1").req(cpu="1", memory="1Gi").label(app="web").node("n1").obj(),
+        make_pod("w2").req(cpu="1", memory="1Gi").label(app="web").node("n1").obj(),
+        make_pod("filler").req(cpu="1", memory="1Gi").node("n2").obj(),
+        make_pod("new").req(cpu="1", memory="1Gi").label(app="web").spread(*SPREAD).obj(),
     ]
     items = simulate(tmp_path, docs)
     new = next(o for o in items if o["kind"] == "Pod" and o["metadata"]["name"] == "new")
@@ -127,12 +104,17 @@ def test_preemption_frees_the_crowded_zone(tmp_path: Path) -> None:
     ]
     docs = [
         *pcs,
-        node("n1", "a", cpu="2"),
-        node("n2", "b", cpu="1"),
-        pod("w1", "n1", {"app": "web"}, priorityClassName="low"),
-        pod("w2", "n1", {"app": "web"}, priorityClassName="low"),
-        pod("busy", "n2", priorityClassName="high"),
-        pod("new", labels={"app": "web"}, priorityClassName="high", topologySpreadConstraints=SPREAD),
+        make_node("n1").zone("a").capacity(cpu="2", memory="16Gi").obj(),
+        make_node("n2").zone("b").capacity(cpu="1", memory="16Gi").obj(),
+        make_pod("w1").req(cpu="1", memory="1Gi").label(app="web").node("n1").priority_class("low").obj(),
+        make_pod("w2").req(cpu="1", memory="1Gi").label(app="web").node("n1").priority_class("low").obj(),
+        make_pod("busy").req(cpu="1", memory="1Gi").node("n2").priority_class("high").obj(),
+        make_pod("new")
+        .req(cpu="1", memory="1Gi")
+        .label(app="web")
+        .priority_class("high")
+        .spread(*SPREAD)
+        .obj(),
     ]
     items = simulate(tmp_path, docs)
     pods = {o["metadata"]["name"]: o for o in items if o["kind"] == "Pod"}

@@ -1,14 +1,15 @@
-"""Builders and readers for the DefaultPreemption scenario tests (objects in wire form, a Simulation run)."""
+"""PriorityClasses, PDBs, a Simulation run and its readers for the DefaultPreemption scenario tests."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from berth.scheduler.framework.config import parse_config
+from berth.scheduler.framework.config import SchedulerConfig
 from berth.scheduler.framework.registry import Registry
 from berth.sim.engine import Simulation
 from berth.sim.scenario import Plan, Step
+from builders import scheduler_config
 
 Obj = dict[str, Any]
 POD = ("", "Pod")
@@ -28,61 +29,6 @@ def pc(name: str, value: int) -> Obj:
 def classes(*values: int) -> list[Obj]:
     """PriorityClasses named ``p<value>`` for each value."""
     return [pc(f"p{v}", v) for v in values]
-
-
-def node(
-    name: str, cpu: str = "4", memory: str = "8Gi", *, taints: Sequence[Mapping[str, str]] | None = None
-) -> Obj:
-    """A Node with the given allocatable (110 pods)."""
-    res = {"cpu": cpu, "memory": memory, "pods": "110"}
-    obj: Obj = {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
-        "status": {"capacity": dict(res), "allocatable": dict(res)},
-    }
-    if taints:
-        obj["spec"] = {"taints": [dict(t) for t in taints]}
-    return obj
-
-
-def pod(
-    name: str,
-    cpu: str | None = None,
-    memory: str | None = None,
-    *,
-    prio: int | None = None,
-    on: str | None = None,
-    labels: Mapping[str, str] | None = None,
-    never: bool = False,
-    nominated: str | None = None,
-    gated: bool = False,
-    grace: int | None = None,
-) -> Obj:
-    """A Pod requesting cpu/memory, of PriorityClass ``p<prio>``, bound to ``on`` when given."""
-    requests: Obj = {}
-    if cpu is not None:
-        requests["cpu"] = cpu
-    if memory is not None:
-        requests["memory"] = memory
-    spec: Obj = {"containers": [{"name": "c", "image": "busybox", "resources": {"requests": requests}}]}
-    if prio is not None:
-        spec["priorityClassName"] = f"p{prio}"
-    if on:
-        spec["nodeName"] = on
-    if never:
-        spec["preemptionPolicy"] = "Never"
-    if gated:
-        spec["schedulingGates"] = [{"name": "example.com/hold"}]
-    if grace is not None:
-        spec["terminationGracePeriodSeconds"] = grace
-    meta: Obj = {"name": name, "namespace": "default"}
-    if labels:
-        meta["labels"] = dict(labels)
-    obj: Obj = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
-    if nominated:
-        obj["status"] = {"nominatedNodeName": nominated}
-    return obj
 
 
 def pdb(name: str, match: Mapping[str, str], *, healthy: int, allowed: int) -> Obj:
@@ -106,18 +52,12 @@ def pdb(name: str, match: Mapping[str, str], *, healthy: int, allowed: int) -> O
     }
 
 
-def preemption_config(args: Mapping[str, Any] | None = None, extra: Mapping[str, Any] | None = None) -> Any:
+def preemption_config(
+    args: Mapping[str, Any] | None = None, extra: Mapping[str, Any] | None = None
+) -> SchedulerConfig:
     """A KubeSchedulerConfiguration with DefaultPreemption ``args`` on the default profile."""
-    profile: Obj = {"schedulerName": "default-scheduler"}
-    if args is not None:
-        profile["pluginConfig"] = [{"name": "DefaultPreemption", "args": dict(args)}]
-    profile.update(extra or {})
-    return parse_config(
-        {
-            "apiVersion": "kubescheduler.config.k8s.io/v1",
-            "kind": "KubeSchedulerConfiguration",
-            "profiles": [profile],
-        }
+    return scheduler_config(
+        plugin_args=None if args is None else {"DefaultPreemption": args}, **(extra or {})
     )
 
 

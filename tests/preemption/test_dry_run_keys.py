@@ -2,28 +2,32 @@
 
 from __future__ import annotations
 
-from preemption_helpers import classes, node, pod, simulate
+from preemption_helpers import classes, simulate
 
 from berth.scheduler.framework.cycle_state import CycleState
-from berth.scheduler.framework.podinfo import PodInfo
+from builders import make_node, make_pod
 
 
 def test_batched_and_per_node_keys_agree() -> None:
     taint = {"key": "gpu", "value": "yes", "effect": "NoSchedule"}
     objs = [*classes(1, 1000)]
-    objs += [node("a"), node("b"), node("c", taints=[taint]), node("d", cpu="8"), node("e")]
     objs += [
-        pod("pa", "2", prio=1, on="a"),
-        pod("pb", "2", prio=1, on="b"),
-        pod("pd", "1", prio=1, on="d"),
-        pod("pe", "3", prio=1, on="e"),
+        make_node("a").obj(),
+        make_node("b").obj(),
+        make_node("c").taints(taint).obj(),
+        make_node("d").capacity(cpu="8").obj(),
+        make_node("e").obj(),
+    ]
+    objs += [
+        make_pod("pa").req(cpu="2").priority_class("p1").node("a").obj(),
+        make_pod("pb").req(cpu="2").priority_class("p1").node("b").obj(),
+        make_pod("pd").req(cpu="1").priority_class("p1").node("d").obj(),
+        make_pod("pe").req(cpu="3").priority_class("p1").node("e").obj(),
     ]
     sim = simulate([(0.0, objs)], until=1.0)
     sched = sim.scheduler
     fw = sched.frameworks["default-scheduler"]
-    preemptor = PodInfo(
-        pod("x", "3", prio=1000) | {"metadata": {"name": "x", "namespace": "default", "uid": "u-x"}}
-    )
+    preemptor = make_pod("x").req(cpu="3").priority_class("p1000").uid("u-x").info()
     preemptor.priority = 1000
     state = CycleState()
     table = sched.cache.table

@@ -10,9 +10,7 @@ from preemption_helpers import (
     classes,
     events,
     get_pod,
-    node,
     nominated,
-    pod,
     preemption_config,
     scheduled_message,
     simulate,
@@ -23,46 +21,70 @@ from berth.scheduler.builtin import builtin_registry
 from berth.scheduler.framework import CycleState, PodInfo, Status
 from berth.scheduler.framework.status import Code
 from berth.sim.scenario import ObjectRef, Plan, Step
+from builders import make_node, make_pod
 
 PRIOS = classes(1, 50, 100, 200, 1000)
 RESERVATION = ("scheduling.koordinator.sh", "Reservation")
 
+
+def full_n1() -> list[dict[str, Any]]:
+    """The PriorityClasses and n1 (4 cpu) filled by the p1 pods a and b (2 cpu each)."""
+    return [
+        *PRIOS,
+        make_node("n1").obj(),
+        *(make_pod(n).req(cpu="2").priority_class("p1").node("n1").obj() for n in "ab"),
+    ]
+
+
+def held_nominee(name: str, priority_class: str) -> dict[str, Any]:
+    """A 1-cpu pod of ``priority_class`` nominated to n1 and held by a scheduling gate (it keeps the nomination)."""
+    return (
+        make_pod(name)
+        .req(cpu="1")
+        .priority_class(priority_class)
+        .gate("example.com/hold")
+        .nominated("n1")
+        .obj()
+    )
+
+
 MESSAGE_CASES = [
     pytest.param(
-        [node("n1")],
-        [pod("low", "4", prio=1, on="n1")],
-        pod("x", "2", prio=100, never=True),
+        [make_node("n1").obj()],
+        [make_pod("low").req(cpu="4").priority_class("p1").node("n1").obj()],
+        make_pod("x").req(cpu="2").priority_class("p100").preemption_policy().obj(),
         "0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never.",
         id="preemption-policy-never",
     ),
     pytest.param(
-        [node("n1")],
-        [pod("high", "4", prio=200, on="n1")],
-        pod("x", "2", prio=100),
+        [make_node("n1").obj()],
+        [make_pod("high").req(cpu="4").priority_class("p200").node("n1").obj()],
+        make_pod("x").req(cpu="2").priority_class("p100").obj(),
         "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: "
         "1 No preemption victims found for incoming pod.",
         id="no-lower-priority-pods",
     ),
     pytest.param(
-        [node("n1", taints=[{"key": "k", "value": "v", "effect": "NoSchedule"}]), node("n2"), node("n3")],
         [
-            pod("high", "4", prio=200, on="n2"),
-            pod("top", "3", prio=1000, on="n3"),
-            pod("low", "1", prio=1, on="n3"),
+            make_node("n1").taints({"key": "k", "value": "v", "effect": "NoSchedule"}).obj(),
+            make_node("n2").obj(),
+            make_node("n3").obj(),
         ],
-        pod("x", "2", prio=100),
+        [
+            make_pod("high").req(cpu="4").priority_class("p200").node("n2").obj(),
+            make_pod("top").req(cpu="3").priority_class("p1000").node("n3").obj(),
+            make_pod("low").req(cpu="1").priority_class("p1").node("n3").obj(),
+        ],
+        make_pod("x").req(cpu="2").priority_class("p100").obj(),
         "0/3 nodes are available: 1 node(s) had untolerated taint {k: v}, 2 Insufficient cpu. preemption: "
         "0/3 nodes are available: 1 Insufficient cpu, 1 No preemption victims found for incoming pod, "
         "1 Preemption is not helpful for scheduling.",
         id="histogram-of-three-kinds",
     ),
     pytest.param(
-        [node("n1", cpu="1"), node("n2", cpu="1")],
-        [pod("low", "1", prio=1, on="n1")],
-        {
-            **pod("x", "1", prio=100),
-            "spec": {**pod("x", "1", prio=100)["spec"], "nodeSelector": {"no": "pe"}},
-        },
+        [make_node("n1").capacity(cpu="1").obj(), make_node("n2").capacity(cpu="1").obj()],
+        [make_pod("low").req(cpu="1").priority_class("p1").node("n1").obj()],
+        make_pod("x").req(cpu="1").priority_class("p100").node_selector(no="pe").obj(),
         "0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector. preemption: "
         "0/2 nodes are available: 2 Preemption is not helpful for scheduling.",
         id="all-unresolvable",
@@ -83,9 +105,15 @@ def test_failure_messages(
 def test_terminating_victims_on_the_nominated_node_block_a_second_preemption() -> None:
     sim = simulate(
         [
-            (0.0, [*PRIOS, node("n1"), pod("a", "2", prio=1, on="n1"), pod("b", "2", prio=1, on="n1")]),
-            (10.0, [pod("x", "3", prio=100)]),
-            (20.0, [node("n2", cpu="1")]),  # a node event sends x back to the active queue
+            (
+                0.0,
+                full_n1(),
+            ),
+            (10.0, [make_pod("x").req(cpu="3").priority_class("p100").obj()]),
+            (
+                20.0,
+                [make_node("n2").capacity(cpu="1").obj()],
+            ),  # a node event sends x back to the active queue
         ],
         until=20.0,
     )
@@ -105,13 +133,13 @@ def test_unresolvable_nominated_node_allows_preempting_elsewhere() -> None:
                 0.0,
                 [
                     *PRIOS,
-                    node("n1"),
-                    node("n2"),
-                    pod("a", "4", prio=1, on="n1"),
-                    pod("b", "4", prio=50, on="n2"),
+                    make_node("n1").obj(),
+                    make_node("n2").obj(),
+                    make_pod("a").req(cpu="4").priority_class("p1").node("n1").obj(),
+                    make_pod("b").req(cpu="4").priority_class("p50").node("n2").obj(),
                 ],
             ),
-            (10.0, [pod("x", "3", prio=100)]),
+            (10.0, [make_pod("x").req(cpu="3").priority_class("p100").obj()]),
         ],
         until=10.0,
     )
@@ -125,10 +153,23 @@ def test_unresolvable_nominated_node_allows_preempting_elsewhere() -> None:
 def test_lower_priority_nominations_on_the_node_are_cleared() -> None:
     sim = simulate(
         [
-            (0.0, [*PRIOS, node("n1", cpu="8"), pod("low", "6", prio=1, on="n1")]),
-            (1.0, [pod("nominee-low", "1", prio=50, nominated="n1", gated=True)]),
-            (1.0, [pod("nominee-high", "1", prio=200, nominated="n1", gated=True)]),
-            (10.0, [pod("x", "2", prio=100)]),
+            (
+                0.0,
+                [
+                    *PRIOS,
+                    make_node("n1").capacity(cpu="8").obj(),
+                    make_pod("low").req(cpu="6").priority_class("p1").node("n1").obj(),
+                ],
+            ),
+            (
+                1.0,
+                [held_nominee("nominee-low", "p50")],
+            ),
+            (
+                1.0,
+                [held_nominee("nominee-high", "p200")],
+            ),
+            (10.0, [make_pod("x").req(cpu="2").priority_class("p100").obj()]),
         ],
         until=10.0,
     )
@@ -143,9 +184,16 @@ def test_higher_priority_nomination_counts_once_in_the_dry_run() -> None:
     # room for itself and the nominee: kube removes two low pods, not three.
     sim = simulate(
         [
-            (0.0, [*PRIOS, node("n1")] + [pod(f"low-{i}", "1", prio=1, on="n1") for i in range(3)]),
-            (1.0, [pod("nominee", "1", prio=200, nominated="n1", gated=True)]),
-            (10.0, [pod("x", "2", prio=100)]),
+            (
+                0.0,
+                [*PRIOS, make_node("n1").obj()]
+                + [make_pod(f"low-{i}").req(cpu="1").priority_class("p1").node("n1").obj() for i in range(3)],
+            ),
+            (
+                1.0,
+                [held_nominee("nominee", "p200")],
+            ),
+            (10.0, [make_pod("x").req(cpu="2").priority_class("p100").obj()]),
         ],
         until=10.0,
     )
@@ -170,8 +218,15 @@ def test_victim_waiting_at_permit_is_rejected_not_deleted() -> None:
     config = preemption_config(extra={"plugins": {"permit": {"enabled": [{"name": "Hold"}]}}})
     sim = simulate(
         [
-            (0.0, [*PRIOS, node("n1"), pod("waiter", "3", prio=1, labels={"hold": "yes"})]),
-            (10.0, [pod("x", "2", prio=100)]),
+            (
+                0.0,
+                [
+                    *PRIOS,
+                    make_node("n1").obj(),
+                    make_pod("waiter").req(cpu="3").label(hold="yes").priority_class("p1").obj(),
+                ],
+            ),
+            (10.0, [make_pod("x").req(cpu="2").priority_class("p100").obj()]),
         ],
         until=10.0,
         config=config,
@@ -197,8 +252,11 @@ def test_reservation_backed_preemption() -> None:
     config = preemption_config({"reservePreemptedResources": True})
     sim = simulate(
         [
-            (0.0, [*PRIOS, node("n1"), pod("a", "2", prio=1, on="n1"), pod("b", "2", prio=1, on="n1")]),
-            (10.0, [pod("x", "3", prio=100, labels={"app": "x"})]),
+            (
+                0.0,
+                full_n1(),
+            ),
+            (10.0, [make_pod("x").req(cpu="3").label(app="x").priority_class("p100").obj()]),
         ],
         until=10.0,
         config=config,
@@ -235,9 +293,12 @@ def test_freed_room_is_not_stolen_with_reservation_backed_preemption(reserve: bo
     config = preemption_config({"reservePreemptedResources": reserve})
     sim = simulate(
         [
-            (0.0, [*PRIOS, node("n1"), pod("a", "2", prio=1, on="n1"), pod("b", "2", prio=1, on="n1")]),
-            (10.0, [pod("x", "3", prio=100)]),
-            (20.0, [pod("thief", "3", prio=1000, never=True)]),
+            (
+                0.0,
+                full_n1(),
+            ),
+            (10.0, [make_pod("x").req(cpu="3").priority_class("p100").obj()]),
+            (20.0, [make_pod("thief").req(cpu="3").priority_class("p1000").preemption_policy().obj()]),
         ],
         until=120.0,
         config=config,
@@ -251,8 +312,15 @@ def test_freed_room_is_not_stolen_with_reservation_backed_preemption(reserve: bo
 def test_no_reservation_without_the_arg() -> None:
     sim = simulate(
         [
-            (0.0, [*PRIOS, node("n1"), pod("a", "4", prio=1, on="n1")]),
-            (10.0, [pod("x", "3", prio=100)]),
+            (
+                0.0,
+                [
+                    *PRIOS,
+                    make_node("n1").obj(),
+                    make_pod("a").req(cpu="4").priority_class("p1").node("n1").obj(),
+                ],
+            ),
+            (10.0, [make_pod("x").req(cpu="3").priority_class("p100").obj()]),
         ],
         until=10.0,
     )
@@ -281,9 +349,9 @@ def _reservation_obj(name: str, node_name: str, cpu: str) -> dict[str, Any]:
 def test_reservations_are_never_victims() -> None:
     sim = simulate(
         [
-            (0.0, [*PRIOS, node("n1"), _reservation_obj("r1", "n1", "2")]),
-            (1.0, [pod("low", "2", prio=1, on="n1")]),
-            (10.0, [pod("x", "4", prio=100)]),
+            (0.0, [*PRIOS, make_node("n1").obj(), _reservation_obj("r1", "n1", "2")]),
+            (1.0, [make_pod("low").req(cpu="2").priority_class("p1").node("n1").obj()]),
+            (10.0, [make_pod("x").req(cpu="4").priority_class("p100").obj()]),
         ],
         until=10.0,
     )
@@ -298,7 +366,14 @@ def test_reservations_are_never_victims() -> None:
 def test_reserve_pods_never_preempt() -> None:
     sim = simulate(
         [
-            (0.0, [*PRIOS, node("n1"), pod("low", "4", prio=1, on="n1")]),
+            (
+                0.0,
+                [
+                    *PRIOS,
+                    make_node("n1").obj(),
+                    make_pod("low").req(cpu="4").priority_class("p1").node("n1").obj(),
+                ],
+            ),
             (10.0, [_reservation_obj("r1", "n1", "2")]),
         ],
         until=10.0,
@@ -312,8 +387,15 @@ def test_reserve_pods_never_preempt() -> None:
 def test_failed_preemption_clears_the_pods_nomination() -> None:
     sim = simulate(
         [
-            (0.0, [*PRIOS, node("n1"), pod("high", "4", prio=200, on="n1")]),
-            (10.0, [pod("x", "2", prio=100, nominated="n1")]),
+            (
+                0.0,
+                [
+                    *PRIOS,
+                    make_node("n1").obj(),
+                    make_pod("high").req(cpu="4").priority_class("p200").node("n1").obj(),
+                ],
+            ),
+            (10.0, [make_pod("x").req(cpu="2").priority_class("p100").nominated("n1").obj()]),
         ],
         until=10.0,
     )

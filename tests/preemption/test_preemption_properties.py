@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from preemption_helpers import classes, events, get_pod, node, nominated, pdb, pod, simulate
+from preemption_helpers import classes, events, get_pod, nominated, pdb, simulate
 
 from berth.scheduler.plugins.defaultpreemption.memo import VictimMemo
+from builders import make_node, make_pod
 
 PRIORITIES = (1, 50, 100, 200, 1000)
 
@@ -24,9 +25,16 @@ def test_victims_have_lower_priority_and_make_room(
 ) -> None:
     objs = [*classes(*PRIORITIES)]
     for i, pods in enumerate(nodes):
-        objs.append(node(f"n{i}"))
-        objs += [pod(f"p{i}-{j}", str(c), prio=p, on=f"n{i}") for j, (p, c) in enumerate(pods)]
-    sim = simulate([(0.0, objs), (10.0, [pod("x", str(cpu), prio=prio)])], until=10.0, seed=seed)
+        objs.append(make_node(f"n{i}").obj())
+        objs += [
+            make_pod(f"p{i}-{j}").req(cpu=str(c)).priority_class(f"p{p}").node(f"n{i}").obj()
+            for j, (p, c) in enumerate(pods)
+        ]
+    sim = simulate(
+        [(0.0, objs), (10.0, [make_pod("x").req(cpu=str(cpu)).priority_class(f"p{prio}").obj()])],
+        until=10.0,
+        seed=seed,
+    )
     preemptor = get_pod(sim, "x")
     assert preemptor is not None
     gone = [name for name, _ in events(sim, "Preempted")]
@@ -61,13 +69,14 @@ def test_victim_memo_changes_no_outcome(
     node on its own picks: the same nominated node and the same victims."""
     objs = [*classes(*PRIORITIES)]
     for i, pods in enumerate(nodes):
-        objs.append(node(f"n{i}"))
+        objs.append(make_node(f"n{i}").obj())
         objs += [
-            pod(f"p{i}-{j}", str(c), prio=p, on=f"n{i}", labels={"app": "a"}) for j, (p, c) in enumerate(pods)
+            make_pod(f"p{i}-{j}").req(cpu=str(c)).label(app="a").priority_class(f"p{p}").node(f"n{i}").obj()
+            for j, (p, c) in enumerate(pods)
         ]
     if budget:
         objs.append(pdb("a", {"app": "a"}, healthy=sum(len(p) for p in nodes), allowed=1))
-    timeline = [(0.0, objs), (10.0, [pod("x", str(cpu), prio=1000)])]
+    timeline = [(0.0, objs), (10.0, [make_pod("x").req(cpu=str(cpu)).priority_class("p1000").obj()])]
 
     def outcome() -> tuple[str, list[str]]:
         sim = simulate(timeline, until=10.0, seed=seed)

@@ -5,20 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from preemption_helpers import (
-    classes,
-    events,
-    get_pod,
-    node,
-    nominated,
-    pdb,
-    pod,
-    scheduled_message,
-    simulate,
-    victims,
-)
+from preemption_helpers import classes, events, get_pod, nominated, pdb, scheduled_message, simulate, victims
 
 from berth.sim.scenario import Plan
+from builders import make_node, make_pod
 
 PRIOS = classes(-5, 0, 1, 2, 3, 4, 5, 10, 50, 100, 200, 1000)
 
@@ -39,14 +29,14 @@ def run_case(
 
 def test_seed_example_evicts_the_two_low_priority_pods() -> None:
     sim = run_case(
-        [node("n1", cpu="8", memory="8Gi")],
+        [make_node("n1").capacity(cpu="8", memory="8Gi").obj()],
         [
-            pod("low-a", memory="2Gi", prio=10, on="n1"),
-            pod("low-b", memory="2Gi", prio=10, on="n1"),
-            pod("mid", memory="4Gi", prio=100, on="n1"),
+            make_pod("low-a").req(memory="2Gi").priority_class("p10").node("n1").obj(),
+            make_pod("low-b").req(memory="2Gi").priority_class("p10").node("n1").obj(),
+            make_pod("mid").req(memory="4Gi").priority_class("p100").node("n1").obj(),
         ],
         [],
-        pod("big", memory="4Gi", prio=1000),
+        make_pod("big").req(memory="4Gi").priority_class("p1000").obj(),
     )
     assert victims(sim) == ["low-a", "low-b"]
     assert nominated(sim, "big") == "n1"
@@ -76,61 +66,75 @@ def test_seed_example_evicts_the_two_low_priority_pods() -> None:
 
 VICTIM_CASES = [
     pytest.param(
-        [pod("p1", "1", prio=1, on="n1"), pod("p2", "1", prio=2, on="n1")],
-        [pod("p3", "1", prio=3, on="n1"), pod("p4", "1", prio=4, on="n1")],
-        pod("x", "2", prio=10),
+        [
+            make_pod("p1").req(cpu="1").priority_class("p1").node("n1").obj(),
+            make_pod("p2").req(cpu="1").priority_class("p2").node("n1").obj(),
+        ],
+        [
+            make_pod("p3").req(cpu="1").priority_class("p3").node("n1").obj(),
+            make_pod("p4").req(cpu="1").priority_class("p4").node("n1").obj(),
+        ],
+        make_pod("x").req(cpu="2").priority_class("p10").obj(),
         ["p1", "p2"],
         id="reprieve-highest-priority-first",
     ),
     pytest.param(
-        [pod("a", "2", prio=5, on="n1"), pod("b", "1", prio=4, on="n1"), pod("c", "1", prio=3, on="n1")],
+        [
+            make_pod("a").req(cpu="2").priority_class("p5").node("n1").obj(),
+            make_pod("b").req(cpu="1").priority_class("p4").node("n1").obj(),
+            make_pod("c").req(cpu="1").priority_class("p3").node("n1").obj(),
+        ],
         [],
-        pod("x", "2", prio=10),
+        make_pod("x").req(cpu="2").priority_class("p10").obj(),
         ["b", "c"],
         id="keeps-the-more-important-pod-even-if-more-victims",
     ),
     pytest.param(
-        [pod("old", "2", prio=5, on="n1")],
-        [pod("new", "2", prio=5, on="n1")],
-        pod("x", "2", prio=10),
+        [make_pod("old").req(cpu="2").priority_class("p5").node("n1").obj()],
+        [make_pod("new").req(cpu="2").priority_class("p5").node("n1").obj()],
+        make_pod("x").req(cpu="2").priority_class("p10").obj(),
         ["new"],
         id="equal-priority-the-later-started-goes",
     ),
     pytest.param(
-        [pod("old", "2", prio=5, on="n1")],
+        [make_pod("old").req(cpu="2").priority_class("p5").node("n1").obj()],
         [
-            pod("new", "2", prio=5, on="n1", labels={"app": "db"}),
+            make_pod("new").req(cpu="2").label(app="db").priority_class("p5").node("n1").obj(),
             pdb("db", {"app": "db"}, healthy=1, allowed=0),
         ],
-        pod("x", "2", prio=10),
+        make_pod("x").req(cpu="2").priority_class("p10").obj(),
         ["old"],
         id="pdb-violating-pod-is-reprieved-first",
     ),
     pytest.param(
-        [pod("old", "2", prio=5, on="n1")],
+        [make_pod("old").req(cpu="2").priority_class("p5").node("n1").obj()],
         [
-            pod("new", "2", prio=5, on="n1", labels={"app": "db"}),
+            make_pod("new").req(cpu="2").label(app="db").priority_class("p5").node("n1").obj(),
             pdb("db", {"app": "db"}, healthy=1, allowed=1),
         ],
-        pod("x", "2", prio=10),
+        make_pod("x").req(cpu="2").priority_class("p10").obj(),
         ["new"],
         id="pdb-with-allowance-does-not-protect",
     ),
     pytest.param(
         [
-            pod("same", "2", prio=10, on="n1"),
-            pod("higher", "1", prio=50, on="n1"),
-            pod("low", "1", prio=0, on="n1"),
+            make_pod("same").req(cpu="2").priority_class("p10").node("n1").obj(),
+            make_pod("higher").req(cpu="1").priority_class("p50").node("n1").obj(),
+            make_pod("low").req(cpu="1").priority_class("p0").node("n1").obj(),
         ],
         [],
-        pod("x", "1", prio=10),
+        make_pod("x").req(cpu="1").priority_class("p10").obj(),
         ["low"],
         id="only-lower-priority-pods-are-victims",
     ),
     pytest.param(
-        [pod("a", "1", prio=-5, on="n1"), pod("b", "2", prio=0, on="n1"), pod("c", "1", prio=0, on="n1")],
+        [
+            make_pod("a").req(cpu="1").priority_class("p-5").node("n1").obj(),
+            make_pod("b").req(cpu="2").priority_class("p0").node("n1").obj(),
+            make_pod("c").req(cpu="1").priority_class("p0").node("n1").obj(),
+        ],
         [],
-        pod("x", "3", prio=1),
+        make_pod("x").req(cpu="3").priority_class("p1").obj(),
         ["a", "b"],
         id="a-smaller-pod-is-reprieved-after-a-bigger-one-goes",
     ),
@@ -141,7 +145,7 @@ VICTIM_CASES = [
 def test_victims_on_one_node(
     early: list[dict[str, Any]], late: list[dict[str, Any]], preemptor: dict[str, Any], expected: list[str]
 ) -> None:
-    sim = run_case([node("n1", cpu="4")], early, late, preemptor)
+    sim = run_case([make_node("n1").capacity(cpu="4").obj()], early, late, preemptor)
     assert victims(sim) == expected
     assert nominated(sim, preemptor["metadata"]["name"]) == "n1"
 
@@ -149,44 +153,56 @@ def test_victims_on_one_node(
 NODE_CASES = [
     pytest.param(
         [
-            pod("a", "3", prio=1, on="n1", labels={"app": "db"}),
+            make_pod("a").req(cpu="3").label(app="db").priority_class("p1").node("n1").obj(),
             pdb("db", {"app": "db"}, healthy=1, allowed=0),
         ],
-        [pod("b", "3", prio=5, on="n2")],
+        [make_pod("b").req(cpu="3").priority_class("p5").node("n2").obj()],
         "n2",
         ["b"],
         id="fewest-pdb-violations",
     ),
     pytest.param(
-        [pod("a", "3", prio=5, on="n1")],
-        [pod("b", "3", prio=3, on="n2")],
+        [make_pod("a").req(cpu="3").priority_class("p5").node("n1").obj()],
+        [make_pod("b").req(cpu="3").priority_class("p3").node("n2").obj()],
         "n2",
         ["b"],
         id="lowest-highest-victim-priority",
     ),
     pytest.param(
-        [pod("a1", "2", prio=3, on="n1"), pod("a2", "2", prio=3, on="n1")],
-        [pod("b1", "2", prio=3, on="n2"), pod("b2", "2", prio=1, on="n2")],
+        [
+            make_pod("a1").req(cpu="2").priority_class("p3").node("n1").obj(),
+            make_pod("a2").req(cpu="2").priority_class("p3").node("n1").obj(),
+        ],
+        [
+            make_pod("b1").req(cpu="2").priority_class("p3").node("n2").obj(),
+            make_pod("b2").req(cpu="2").priority_class("p1").node("n2").obj(),
+        ],
         "n2",
         ["b1", "b2"],
         id="smallest-sum-of-priorities",
     ),
     pytest.param(
-        [pod("a1", "2", prio=3, on="n1"), pod("a2", "2", prio=3, on="n1")],
-        [pod("b", "4", prio=3, on="n2")],
+        [
+            make_pod("a1").req(cpu="2").priority_class("p3").node("n1").obj(),
+            make_pod("a2").req(cpu="2").priority_class("p3").node("n1").obj(),
+        ],
+        [make_pod("b").req(cpu="4").priority_class("p3").node("n2").obj()],
         "n2",
         ["b"],
         id="fewest-victims",
     ),
     pytest.param(
-        [pod("a", "3", prio=3, on="n1")],
-        [pod("late", "3", prio=3, on="n2")],
+        [make_pod("a").req(cpu="3").priority_class("p3").node("n1").obj()],
+        [make_pod("late").req(cpu="3").priority_class("p3").node("n2").obj()],
         "n2",
         ["late"],
         id="latest-start-of-top-victims",
     ),
     pytest.param(
-        [pod("a", "3", prio=3, on="n1"), pod("block", "4", prio=1000, on="n2")],
+        [
+            make_pod("a").req(cpu="3").priority_class("p3").node("n1").obj(),
+            make_pod("block").req(cpu="4").priority_class("p1000").node("n2").obj(),
+        ],
         [],
         "n1",
         ["a"],
@@ -201,7 +217,11 @@ def test_node_choice(
 ) -> None:
     for seed in (0, 1, 2):  # the dry run starts at a random node; the choice must not depend on it
         sim = run_case(
-            [node("n1", cpu="4"), node("n2", cpu="4")], early, late, pod("x", "4", prio=100), seed=seed
+            [make_node("n1").capacity(cpu="4").obj(), make_node("n2").capacity(cpu="4").obj()],
+            early,
+            late,
+            make_pod("x").req(cpu="4").priority_class("p100").obj(),
+            seed=seed,
         )
         assert nominated(sim, "x") == node_name
         assert victims(sim) == sorted(expected)
@@ -211,10 +231,13 @@ def test_all_tied_nodes_first_after_the_random_offset() -> None:
     chosen = set()
     for seed in range(8):
         sim = run_case(
-            [node("n1", cpu="2"), node("n2", cpu="2")],
-            [pod("a", "2", prio=1, on="n1"), pod("b", "2", prio=1, on="n2")],
+            [make_node("n1").capacity(cpu="2").obj(), make_node("n2").capacity(cpu="2").obj()],
+            [
+                make_pod("a").req(cpu="2").priority_class("p1").node("n1").obj(),
+                make_pod("b").req(cpu="2").priority_class("p1").node("n2").obj(),
+            ],
             [],
-            pod("x", "2", prio=100),
+            make_pod("x").req(cpu="2").priority_class("p100").obj(),
             seed=seed,
         )
         chosen.add(nominated(sim, "x"))

@@ -25,6 +25,7 @@ from berth.scheduler.plugins.defaultpreemption import (
 )
 from berth.scheduler.plugins.defaultpreemption.messages import fit_error
 from berth.scheduler.plugins.defaultpreemption.plugin import terminating_by_preemption, with_condition
+from builders import make_pod
 
 T0 = 1_704_067_200.0  # 2024-01-01T00:00:00Z
 
@@ -39,20 +40,11 @@ def mk(
     kind: str = "Pod",
     ns: str = "default",
 ) -> PodInfo:
-    """A PodInfo of ``cpu`` whole cpus started ``start`` seconds after T0 (None: not started)."""
-    obj: dict[str, Any] = {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": ns, "uid": f"uid-{name}", "labels": dict(labels or {})},
-        "spec": {
-            "priority": prio,
-            "containers": [{"name": "c", "resources": {"requests": {"cpu": str(cpu)}}}],
-        },
-        "status": {},
-    }
-    if start is not None:
-        obj["status"]["startTime"] = f"2024-01-01T00:{start // 60:02d}:{start % 60:02d}Z"
-    info = PodInfo(obj)
+    """The compact row notation of these tables: the PodInfo of a pod of priority ``prio`` asking ``cpu`` whole
+    cpus, started ``start`` seconds after T0 (None: not started), of pseudo-pod ``kind``."""
+    started = None if start is None else f"2024-01-01T00:{start // 60:02d}:{start % 60:02d}Z"
+    pod = make_pod(name).ns(ns).uid(f"uid-{name}").label(labels).req(cpu=str(cpu)).priority(prio)
+    info = pod.start_time(started).info()
     info.kind = kind
     return info
 

@@ -21,57 +21,12 @@ KOORD = "koord-scheduler"
 Obj = dict[str, Any]
 
 
-def node(name: str, cpu: str = "4", memory: str = "8Gi", *, labels: dict[str, str] | None = None) -> Obj:
-    """A Node with the given allocatable (and 110 pods)."""
-    res = {"cpu": cpu, "memory": memory, "pods": "110"}
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, **(labels or {})}},
-        "status": {"capacity": dict(res), "allocatable": dict(res)},
-    }
-
-
 def container(cpu: str, memory: str, ports: Sequence[int] = ()) -> Obj:
     """One container requesting cpu/memory (and host ports)."""
     c: Obj = {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": cpu, "memory": memory}}}
     if ports:
         c["ports"] = [{"containerPort": p, "hostPort": p, "protocol": "TCP"} for p in ports]
     return c
-
-
-def pod(
-    name: str,
-    cpu: str = "1",
-    memory: str = "1Gi",
-    *,
-    labels: dict[str, str] | None = None,
-    annotations: dict[str, str] | None = None,
-    affinity: dict[str, Any] | None = None,
-    node_name: str | None = None,
-    tolerations: list[Obj] | None = None,
-    owner_refs: list[Obj] | None = None,
-    ports: Sequence[int] = (),
-    namespace: str = "default",
-    scheduler: str = KOORD,
-) -> Obj:
-    """A Pod for koord-scheduler; ``affinity`` becomes the reservation-affinity annotation."""
-    meta: Obj = {"name": name, "namespace": namespace}
-    if labels:
-        meta["labels"] = dict(labels)
-    ann = dict(annotations or {})
-    if affinity is not None:
-        ann[AFFINITY] = json.dumps(affinity)
-    if ann:
-        meta["annotations"] = ann
-    if owner_refs:
-        meta["ownerReferences"] = owner_refs
-    spec: Obj = {"schedulerName": scheduler, "containers": [container(cpu, memory, ports)]}
-    if node_name:
-        spec["nodeName"] = node_name
-    if tolerations:
-        spec["tolerations"] = tolerations
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
 
 
 def reservation(

@@ -4,22 +4,22 @@ allocateOnce and owner deletion."""
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
 from rsv_helpers import (
+    KOORD,
     ORDER,
     RESTRICTED_OPTIONS,
     events,
-    node,
     placement,
-    pod,
     pod_message,
     ref,
     reservation,
     rsv_status,
     simulate,
 )
+
+from builders import PodBuilder, make_node, make_pod
 
 A = {"app": "a"}
 
@@ -28,7 +28,13 @@ A = {"app": "a"}
 
 
 def test_reservation_that_fits_nowhere_stays_pending() -> None:
-    sim = simulate([node("node-1", "2"), node("node-2", "2"), reservation("r", "3", "1Gi")])
+    sim = simulate(
+        [
+            make_node("node-1").capacity(cpu="2").obj(),
+            make_node("node-2").capacity(cpu="2").obj(),
+            reservation("r", "3", "1Gi"),
+        ]
+    )
     st = rsv_status(sim, "r")
     msg = "0/2 nodes are available: 2 Insufficient cpu."
     assert st["phase"] == "Pending"
@@ -41,11 +47,13 @@ def test_reservation_that_fits_nowhere_stays_pending() -> None:
 
 def test_reservation_goes_through_the_profile_filters() -> None:
     """Node taints, template node selector and resources apply to the reserve pod like to any pod."""
-    tainted = node("node-1", "8")
+    tainted = make_node("node-1").capacity(cpu="8").obj()
     tainted["spec"] = {"taints": [{"key": "gpu", "value": "yes", "effect": "NoSchedule"}]}
     r = reservation("r", "2", "1Gi")
     r["spec"]["template"]["spec"]["nodeSelector"] = {"disk": "ssd"}
-    sim = simulate([tainted, node("node-2"), node("node-3", "1", labels={"disk": "ssd"}), r])
+    sim = simulate(
+        [tainted, make_node("node-2").obj(), make_node("node-3").capacity(cpu="1").label(disk="ssd").obj(), r]
+    )
     st = rsv_status(sim, "r")
     assert (st["phase"], st["conditions"][0]["message"]) == (
         "Pending",
@@ -56,7 +64,11 @@ def test_reservation_goes_through_the_profile_filters() -> None:
 
 def test_reservation_pinned_to_a_full_node() -> None:
     sim = simulate(
-        [node("node-1", "1"), node("node-2", "8"), reservation("r", "2", "1Gi", node_name="node-1")]
+        [
+            make_node("node-1").capacity(cpu="1").obj(),
+            make_node("node-2").capacity(cpu="8").obj(),
+            reservation("r", "2", "1Gi", node_name="node-1"),
+        ]
     )
     st = rsv_status(sim, "r")
     assert st["phase"] == "Pending"
@@ -67,7 +79,11 @@ def test_reservation_pinned_to_a_full_node() -> None:
 
 def test_pinned_reservation_lands_on_its_node() -> None:
     sim = simulate(
-        [node("node-1"), node("node-2", "64", "256Gi"), reservation("r", "1", "1Gi", node_name="node-1")]
+        [
+            make_node("node-1").obj(),
+            make_node("node-2").capacity(cpu="64", memory="256Gi").obj(),
+            reservation("r", "1", "1Gi", node_name="node-1"),
+        ]
     )
     st = rsv_status(sim, "r")
     assert (st["phase"], st["nodeName"], st["allocatable"]) == (
@@ -79,12 +95,12 @@ def test_pinned_reservation_lands_on_its_node() -> None:
 
 
 def test_default_scheduler_reservation_is_scheduled_too() -> None:
-    sim = simulate([node("node-1"), reservation("r", "1", "1Gi", scheduler="default-scheduler")])
+    sim = simulate([make_node("node-1").obj(), reservation("r", "1", "1Gi", scheduler="default-scheduler")])
     assert rsv_status(sim, "r")["nodeName"] == "node-1"
 
 
 def test_unknown_scheduler_reservation_is_left_alone() -> None:
-    sim = simulate([node("node-1"), reservation("r", "1", "1Gi", scheduler="other-scheduler")])
+    sim = simulate([make_node("node-1").obj(), reservation("r", "1", "1Gi", scheduler="other-scheduler")])
     assert rsv_status(sim, "r") == {"phase": "Pending"}
 
 
@@ -93,8 +109,11 @@ def test_unknown_scheduler_reservation_is_left_alone() -> None:
 
 def test_available_reservation_blocks_other_pods_and_reservations() -> None:
     sim = simulate(
-        [node("node-1"), reservation("r", "3", "1Gi", node_name="node-1")],
-        [pod("other", "2", "1Gi", labels={"app": "b"}), reservation("r2", "2", "1Gi")],
+        [make_node("node-1").obj(), reservation("r", "3", "1Gi", node_name="node-1")],
+        [
+            make_pod("other").scheduler(KOORD).req(cpu="2", memory="1Gi").label(app="b").obj(),
+            reservation("r2", "2", "1Gi"),
+        ],
     )
     assert placement(sim, "other") == (None, None)
     assert pod_message(sim, "other") == "0/1 nodes are available: 1 Insufficient cpu."
@@ -107,8 +126,15 @@ def test_available_reservation_blocks_other_pods_and_reservations() -> None:
 
 def test_reserved_host_port_blocks_other_pods() -> None:
     sim = simulate(
-        [node("node-1"), reservation("r", "100m", "100Mi", node_name="node-1", ports=[8080])],
-        [pod("other", "100m", "100Mi", labels={"app": "b"}, ports=[8080])],
+        [make_node("node-1").obj(), reservation("r", "100m", "100Mi", node_name="node-1", ports=[8080])],
+        [
+            make_pod("other")
+            .scheduler(KOORD)
+            .req(cpu="100m", memory="100Mi")
+            .label(app="b")
+            .host_port(8080, protocol="TCP")
+            .obj()
+        ],
     )
     assert pod_message(sim, "other") == (
         "0/1 nodes are available: 1 node(s) didn't have free ports for the requested pod ports."
@@ -117,8 +143,15 @@ def test_reserved_host_port_blocks_other_pods() -> None:
 
 def test_reserved_host_port_is_free_for_the_owner() -> None:
     sim = simulate(
-        [node("node-1"), reservation("r", "100m", "100Mi", node_name="node-1", ports=[8080])],
-        [pod("owner", "100m", "100Mi", labels=A, ports=[8080])],
+        [make_node("node-1").obj(), reservation("r", "100m", "100Mi", node_name="node-1", ports=[8080])],
+        [
+            make_pod("owner")
+            .scheduler(KOORD)
+            .req(cpu="100m", memory="100Mi")
+            .label(A)
+            .host_port(8080, protocol="TCP")
+            .obj()
+        ],
     )
     assert placement(sim, "owner") == ("node-1", "r")
 
@@ -127,51 +160,69 @@ def test_reserved_host_port_is_free_for_the_owner() -> None:
 # node-1: 4 cpu, 8Gi. r: 2 cpu, 2Gi, allocateOnce false. "filler" (non-owner, 2 cpu) fills the unreserved cpu
 # when the case asks for it.
 
-FIT_CASES: list[tuple[str, str | None, dict[str, Any], bool, tuple[str | None, str | None, str | None]]] = [
-    ("default-inside", None, {"cpu": "1"}, False, ("node-1", "r", None)),
-    ("default-overflow-to-node", None, {"cpu": "3"}, False, ("node-1", "r", None)),
+FIT_CASES: list[tuple[str, str | None, PodBuilder, bool, tuple[str | None, str | None, str | None]]] = [
+    ("default-inside", None, make_pod("p").req(cpu="1", memory="1Gi"), False, ("node-1", "r", None)),
+    (
+        "default-overflow-to-node",
+        None,
+        make_pod("p").req(cpu="3", memory="1Gi"),
+        False,
+        ("node-1", "r", None),
+    ),
     (
         "default-too-big",
         None,
-        {"cpu": "5"},
+        make_pod("p").req(cpu="5", memory="1Gi"),
         False,
         (None, None, "0/1 nodes are available: 1 Insufficient cpu."),
     ),
-    ("aligned-inside", "Aligned", {"cpu": "2"}, False, ("node-1", "r", None)),
-    ("aligned-overflow-to-node", "Aligned", {"cpu": "3"}, False, ("node-1", "r", None)),
+    ("aligned-inside", "Aligned", make_pod("p").req(cpu="2", memory="1Gi"), False, ("node-1", "r", None)),
+    (
+        "aligned-overflow-to-node",
+        "Aligned",
+        make_pod("p").req(cpu="3", memory="1Gi"),
+        False,
+        ("node-1", "r", None),
+    ),
     (
         "aligned-node-full",
         "Aligned",
-        {"cpu": "3"},
+        make_pod("p").req(cpu="3", memory="1Gi"),
         True,
         (None, None, "0/1 nodes are available: 1 Insufficient cpu."),
     ),
     (
         "aligned-node-full-affinity",
         "Aligned",
-        {"cpu": "3", "affinity": {"reservationSelector": {"pool": "x"}}},
+        make_pod("p").req(cpu="3", memory="1Gi").reservation_affinity({"reservationSelector": {"pool": "x"}}),
         True,
         (None, None, "0/1 nodes are available: 1 Insufficient cpu."),
     ),
-    ("restricted-inside", "Restricted", {"cpu": "2", "memory": "2Gi"}, False, ("node-1", "r", None)),
+    (
+        "restricted-inside",
+        "Restricted",
+        make_pod("p").req(cpu="2", memory="2Gi"),
+        False,
+        ("node-1", "r", None),
+    ),
     (
         "restricted-cpu-affinity",
         "Restricted",
-        {"cpu": "3", "affinity": {"reservationSelector": {"pool": "x"}}},
+        make_pod("p").req(cpu="3", memory="1Gi").reservation_affinity({"reservationSelector": {"pool": "x"}}),
         False,
         (None, None, "0/1 nodes are available: 1 Reservation(s) Insufficient cpu."),
     ),
     (
         "restricted-memory-affinity",
         "Restricted",
-        {"cpu": "1", "memory": "3Gi", "affinity": {"reservationSelector": {"pool": "x"}}},
+        make_pod("p").req(cpu="1", memory="3Gi").reservation_affinity({"reservationSelector": {"pool": "x"}}),
         False,
         (None, None, "0/1 nodes are available: 1 Reservation(s) Insufficient memory."),
     ),
     (
         "restricted-cpu-affinity-by-name",
         "Restricted",
-        {"cpu": "3", "affinity": {"name": "r"}},
+        make_pod("p").req(cpu="3", memory="1Gi").reservation_affinity({"name": "r"}),
         False,
         (
             None,
@@ -182,7 +233,7 @@ FIT_CASES: list[tuple[str, str | None, dict[str, Any], bool, tuple[str | None, s
     (
         "restricted-node-and-reservation-affinity",
         "Restricted",
-        {"cpu": "3", "affinity": {"reservationSelector": {"pool": "x"}}},
+        make_pod("p").req(cpu="3", memory="1Gi").reservation_affinity({"reservationSelector": {"pool": "x"}}),
         True,
         (None, None, "0/1 nodes are available: 1 Insufficient cpu."),
     ),
@@ -190,14 +241,14 @@ FIT_CASES: list[tuple[str, str | None, dict[str, Any], bool, tuple[str | None, s
     (
         "restricted-no-affinity-unreserved",
         "Restricted",
-        {"cpu": "2", "memory": "3Gi"},
+        make_pod("p").req(cpu="2", memory="3Gi"),
         False,
         ("node-1", None, None),
     ),
     (
         "restricted-no-affinity-too-big",
         "Restricted",
-        {"cpu": "3"},
+        make_pod("p").req(cpu="3", memory="1Gi"),
         False,
         (None, None, "0/1 nodes are available: 1 Insufficient cpu."),
     ),
@@ -205,21 +256,23 @@ FIT_CASES: list[tuple[str, str | None, dict[str, Any], bool, tuple[str | None, s
 
 
 @pytest.mark.parametrize(
-    ("policy", "pkw", "filler", "expected"), [c[1:] for c in FIT_CASES], ids=[c[0] for c in FIT_CASES]
+    ("policy", "pod", "filler", "expected"), [c[1:] for c in FIT_CASES], ids=[c[0] for c in FIT_CASES]
 )
 def test_fit_policy(
     policy: str | None,
-    pkw: dict[str, Any],
+    pod: PodBuilder,
     filler: bool,
     expected: tuple[str | None, str | None, str | None],
 ) -> None:
     r = reservation(
         "r", "2", "2Gi", node_name="node-1", allocate_once=False, policy=policy, labels={"pool": "x"}
     )
-    first = [pod("filler", "2", "1Gi", labels={"app": "b"})] if filler else []
-    pkw = {"cpu": "1", "memory": "1Gi", **pkw}
-    cpu, memory = pkw.pop("cpu"), pkw.pop("memory")
-    sim = simulate([node("node-1"), r], first, [pod("p", cpu, memory, labels=A, **pkw)])
+    first = (
+        [make_pod("filler").scheduler(KOORD).req(cpu="2", memory="1Gi").label(app="b").obj()]
+        if filler
+        else []
+    )
+    sim = simulate([make_node("node-1").obj(), r], first, [pod.scheduler(KOORD).label(A).obj()])
     if filler:
         assert placement(sim, "filler") == ("node-1", None)
     assert (*placement(sim, "p"), pod_message(sim, "p")) == expected
@@ -236,8 +289,15 @@ def test_restricted_options_limit_the_restricted_resources() -> None:
         annotations={RESTRICTED_OPTIONS: json.dumps({"resources": ["cpu"]})},
     )
     sim = simulate(
-        [node("node-1"), r],
-        [pod("p", "2", "3Gi", labels=A, affinity={"name": "r"})],
+        [make_node("node-1").obj(), r],
+        [
+            make_pod("p")
+            .scheduler(KOORD)
+            .req(cpu="2", memory="3Gi")
+            .label(A)
+            .reservation_affinity({"name": "r"})
+            .obj()
+        ],
     )
     assert placement(sim, "p") == ("node-1", "r")
 
@@ -248,7 +308,10 @@ def test_aligned_never_takes_from_two_reservations() -> None:
         reservation(n, "2", "2Gi", node_name="node-1", policy="Aligned", allocate_once=False)
         for n in ("r1", "r2")
     ]
-    sim = simulate([node("node-1"), *rs], [pod("p", "3", "1Gi", labels=A)])
+    sim = simulate(
+        [make_node("node-1").obj(), *rs],
+        [make_pod("p").scheduler(KOORD).req(cpu="3", memory="1Gi").label(A).obj()],
+    )
     assert (*placement(sim, "p"), pod_message(sim, "p")) == (
         None,
         None,
@@ -274,7 +337,7 @@ CONFLICTS = [
 )
 def test_policy_conflict(first: str | None, second: str | None, conflict: bool) -> None:
     sim = simulate(
-        [node("node-1"), reservation("r1", "1", "1Gi", node_name="node-1", policy=first)],
+        [make_node("node-1").obj(), reservation("r1", "1", "1Gi", node_name="node-1", policy=first)],
         [reservation("r2", "1", "1Gi", node_name="node-1", policy=second)],
     )
     st = rsv_status(sim, "r2")
@@ -289,7 +352,11 @@ def test_policy_conflict(first: str | None, second: str | None, conflict: bool) 
 
 def test_policy_conflict_moves_the_reservation_to_another_node() -> None:
     sim = simulate(
-        [node("node-1", "16", "64Gi"), node("node-2"), reservation("r1", "1", "1Gi", node_name="node-1")],
+        [
+            make_node("node-1").capacity(cpu="16", memory="64Gi").obj(),
+            make_node("node-2").obj(),
+            reservation("r1", "1", "1Gi", node_name="node-1"),
+        ],
         [reservation("r2", "1", "1Gi", policy="Aligned")],
     )
     assert rsv_status(sim, "r2")["nodeName"] == "node-2"
@@ -318,7 +385,10 @@ def test_nomination(rs: list[tuple[str, str, str, dict[str, str]]], cpu: str, ex
         reservation(n, c, m, node_name="node-1", allocate_once=False, labels=lab or None, policy="Aligned")
         for n, c, m, lab in rs
     ]
-    sim = simulate([node("node-1", "8", "16Gi"), *objs], [pod("p", cpu, "1Gi", labels=A)])
+    sim = simulate(
+        [make_node("node-1").capacity(cpu="8", memory="16Gi").obj(), *objs],
+        [make_pod("p").scheduler(KOORD).req(cpu=cpu, memory="1Gi").label(A).obj()],
+    )
     assert placement(sim, "p") == ("node-1", expected)
 
 
@@ -328,7 +398,11 @@ def test_order_label_picks_the_node() -> None:
         reservation("r-2", "1", "1Gi", node_name="node-2", labels={ORDER: "1"}),
     ]
     for seed in range(3):
-        sim = simulate([node("node-1"), node("node-2"), *rs], [pod("p", "1", "1Gi", labels=A)], seed=seed)
+        sim = simulate(
+            [make_node("node-1").obj(), make_node("node-2").obj(), *rs],
+            [make_pod("p").scheduler(KOORD).req(cpu="1", memory="1Gi").label(A).obj()],
+            seed=seed,
+        )
         assert placement(sim, "p") == ("node-2", "r-2")
 
 
@@ -338,13 +412,18 @@ def test_order_label_picks_the_node() -> None:
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_node_with_usable_reservation_beats_an_emptier_node(seed: int) -> None:
     cluster = [
-        node("node-1"),
-        node("node-2", "32", "128Gi"),
-        pod("busy", "1", "4Gi", labels={"app": "b"}, node_name="node-1"),
+        make_node("node-1").obj(),
+        make_node("node-2").capacity(cpu="32", memory="128Gi").obj(),
+        make_pod("busy").scheduler(KOORD).req(cpu="1", memory="4Gi").label(app="b").node("node-1").obj(),
         reservation("r", "1", "1Gi", node_name="node-1"),
     ]
     sim = simulate(
-        cluster, [pod("owner", "500m", "512Mi", labels=A), pod("stranger", "500m", "512Mi")], seed=seed
+        cluster,
+        [
+            make_pod("owner").scheduler(KOORD).req(cpu="500m", memory="512Mi").label(A).obj(),
+            make_pod("stranger").scheduler(KOORD).req(cpu="500m", memory="512Mi").obj(),
+        ],
+        seed=seed,
     )
     assert placement(sim, "owner") == ("node-1", "r")
     assert placement(sim, "stranger") == ("node-2", None)
@@ -353,13 +432,17 @@ def test_node_with_usable_reservation_beats_an_emptier_node(seed: int) -> None:
 def test_fuller_reservation_node_scores_higher() -> None:
     """The pod would fill r-small completely (score 100) but r-big only by a quarter."""
     cluster = [
-        node("node-1"),
-        node("node-2"),
+        make_node("node-1").obj(),
+        make_node("node-2").obj(),
         reservation("r-big", "2", "2Gi", node_name="node-1"),
         reservation("r-small", "500m", "512Mi", node_name="node-2"),
     ]
     for seed in range(3):
-        sim = simulate(cluster, [pod("p", "500m", "512Mi", labels=A)], seed=seed)
+        sim = simulate(
+            cluster,
+            [make_pod("p").scheduler(KOORD).req(cpu="500m", memory="512Mi").label(A).obj()],
+            seed=seed,
+        )
         assert placement(sim, "p") == ("node-2", "r-small")
 
 
@@ -368,9 +451,12 @@ def test_fuller_reservation_node_scores_higher() -> None:
 
 def test_allocate_once_returns_the_rest_to_the_node() -> None:
     sim = simulate(
-        [node("node-1"), reservation("r", "3", "2Gi", node_name="node-1")],
-        [pod("first", "1", "1Gi", labels=A)],
-        [pod("second", "1", "1Gi", labels=A), pod("stranger", "2", "1Gi", labels={"app": "b"})],
+        [make_node("node-1").obj(), reservation("r", "3", "2Gi", node_name="node-1")],
+        [make_pod("first").scheduler(KOORD).req(cpu="1", memory="1Gi").label(A).obj()],
+        [
+            make_pod("second").scheduler(KOORD).req(cpu="1", memory="1Gi").label(A).obj(),
+            make_pod("stranger").scheduler(KOORD).req(cpu="2", memory="1Gi").label(app="b").obj(),
+        ],
     )
     st = rsv_status(sim, "r")
     assert (st["phase"], st["allocated"]) == ("Succeeded", {"cpu": "1", "memory": "1Gi"})
@@ -381,11 +467,11 @@ def test_allocate_once_returns_the_rest_to_the_node() -> None:
 
 def test_allocate_once_false_serves_many_owners() -> None:
     sim = simulate(
-        [node("node-1"), reservation("r", "3", "3Gi", node_name="node-1", allocate_once=False)],
-        [pod("o1", "1", "1Gi", labels=A)],
-        [pod("o2", "1", "1Gi", labels=A)],
-        [pod("o3", "1", "1Gi", labels=A)],
-        [pod("o4", "2", "1Gi", labels=A)],
+        [make_node("node-1").obj(), reservation("r", "3", "3Gi", node_name="node-1", allocate_once=False)],
+        [make_pod("o1").scheduler(KOORD).req(cpu="1", memory="1Gi").label(A).obj()],
+        [make_pod("o2").scheduler(KOORD).req(cpu="1", memory="1Gi").label(A).obj()],
+        [make_pod("o3").scheduler(KOORD).req(cpu="1", memory="1Gi").label(A).obj()],
+        [make_pod("o4").scheduler(KOORD).req(cpu="2", memory="1Gi").label(A).obj()],
     )
     for n in ("o1", "o2", "o3"):
         assert placement(sim, n) == ("node-1", "r")
@@ -401,9 +487,12 @@ def test_allocate_once_false_serves_many_owners() -> None:
 
 def test_deleting_an_owner_gives_its_resources_back() -> None:
     sim = simulate(
-        [node("node-1"), reservation("r", "3", "2Gi", node_name="node-1", allocate_once=False)],
-        [pod("a", "3", "1Gi", labels=A)],
-        [pod("b", "2", "1Gi", labels=A), pod("stranger", "2", "1Gi", labels={"app": "b"})],
+        [make_node("node-1").obj(), reservation("r", "3", "2Gi", node_name="node-1", allocate_once=False)],
+        [make_pod("a").scheduler(KOORD).req(cpu="3", memory="1Gi").label(A).obj()],
+        [
+            make_pod("b").scheduler(KOORD).req(cpu="2", memory="1Gi").label(A).obj(),
+            make_pod("stranger").scheduler(KOORD).req(cpu="2", memory="1Gi").label(app="b").obj(),
+        ],
         steps=[{"at": "5s", "delete": [ref("Pod", "a", "default")]}],
     )
     assert placement(sim, "b") == ("node-1", "r")

@@ -10,7 +10,9 @@ import json
 from typing import Any
 
 import pytest
-from rsv_helpers import EXACT, IGNORED, node, placement, pod, pod_message, reservation, rsv_status, simulate
+from rsv_helpers import EXACT, IGNORED, KOORD, placement, pod_message, reservation, rsv_status, simulate
+
+from builders import PodBuilder, expr, make_node, make_pod
 
 FITS = ("node-1", "r", None)
 NO_CPU = (None, None, "0/1 nodes are available: 1 Insufficient cpu.")
@@ -22,56 +24,72 @@ LABEL_A = [{"labelSelector": {"matchLabels": {"app": "a"}}}]
 TAINT = {"key": "dedicated", "value": "x", "effect": "NoSchedule"}
 TOLERATE = {"key": "dedicated", "operator": "Equal", "value": "x", "effect": "NoSchedule"}
 
-CASES: list[tuple[str, dict[str, Any], dict[str, Any], tuple[str | None, str | None, str | None]]] = [
+
+def _required(*terms: dict[str, Any]) -> dict[str, Any]:
+    """A reservation affinity with required reservationSelectorTerms."""
+    return {"requiredDuringSchedulingIgnoredDuringExecution": {"reservationSelectorTerms": list(terms)}}
+
+
+CASES: list[tuple[str, dict[str, Any], PodBuilder, tuple[str | None, str | None, str | None]]] = [
     # --- owners: object ---
-    ("object-name", {"owners": [{"object": {"name": "p"}}]}, {}, FITS),
-    ("object-name-ns", {"owners": [{"object": {"name": "p", "namespace": "default"}}]}, {}, FITS),
-    ("object-other-name", {"owners": [{"object": {"name": "q"}}]}, {}, NO_CPU),
-    ("object-other-ns", {"owners": [{"object": {"name": "p", "namespace": "prod"}}]}, {}, NO_CPU),
-    ("object-kind-ignored", {"owners": [{"object": {"name": "p", "kind": "Deployment"}}]}, {}, FITS),
-    ("object-apiversion", {"owners": [{"object": {"name": "p", "apiVersion": "v1"}}]}, {}, FITS),
-    ("object-apiversion-other", {"owners": [{"object": {"name": "p", "apiVersion": "v2"}}]}, {}, NO_CPU),
+    ("object-name", {"owners": [{"object": {"name": "p"}}]}, make_pod("p"), FITS),
+    ("object-name-ns", {"owners": [{"object": {"name": "p", "namespace": "default"}}]}, make_pod("p"), FITS),
+    ("object-other-name", {"owners": [{"object": {"name": "q"}}]}, make_pod("p"), NO_CPU),
+    ("object-other-ns", {"owners": [{"object": {"name": "p", "namespace": "prod"}}]}, make_pod("p"), NO_CPU),
+    (
+        "object-kind-ignored",
+        {"owners": [{"object": {"name": "p", "kind": "Deployment"}}]},
+        make_pod("p"),
+        FITS,
+    ),
+    ("object-apiversion", {"owners": [{"object": {"name": "p", "apiVersion": "v1"}}]}, make_pod("p"), FITS),
+    (
+        "object-apiversion-other",
+        {"owners": [{"object": {"name": "p", "apiVersion": "v2"}}]},
+        make_pod("p"),
+        NO_CPU,
+    ),
     # --- owners: controller ---
     (
         "controller",
         {"owners": [{"controller": dict(RS)}]},
-        {"owner_refs": [{**RS, "controller": True}]},
+        make_pod("p").owner("ReplicaSet", "rs-1", "uid-rs-1"),
         FITS,
     ),
     (
         "controller-not-controller-ref",
         {"owners": [{"controller": {**RS, "controller": True}}]},
-        {"owner_refs": [dict(RS)]},
+        make_pod("p").owner("ReplicaSet", "rs-1", "uid-rs-1", controller=None),
         NO_CPU,
     ),
     (
         "controller-flag-false-matches-false",
         {"owners": [{"controller": {**RS, "controller": False}}]},
-        {"owner_refs": [{**RS, "controller": False}]},
+        make_pod("p").owner("ReplicaSet", "rs-1", "uid-rs-1", controller=False),
         FITS,
     ),
     (
         "controller-other-name",
         {"owners": [{"controller": {**RS, "name": "rs-2"}}]},
-        {"owner_refs": [{**RS, "controller": True}]},
+        make_pod("p").owner("ReplicaSet", "rs-1", "uid-rs-1"),
         NO_CPU,
     ),
     (
         "controller-namespace",
         {"owners": [{"controller": {**RS, "namespace": "default"}}]},
-        {"owner_refs": [dict(RS)]},
+        make_pod("p").owner("ReplicaSet", "rs-1", "uid-rs-1", controller=None),
         FITS,
     ),
     (
         "controller-other-namespace",
         {"owners": [{"controller": {**RS, "namespace": "prod"}}]},
-        {"owner_refs": [dict(RS)]},
+        make_pod("p").owner("ReplicaSet", "rs-1", "uid-rs-1", controller=None),
         NO_CPU,
     ),
-    ("controller-pod-without-owner", {"owners": [{"controller": dict(RS)}]}, {}, NO_CPU),
+    ("controller-pod-without-owner", {"owners": [{"controller": dict(RS)}]}, make_pod("p"), NO_CPU),
     # --- owners: labelSelector, ANDed inside an owner, ORed across ---
-    ("labels", {"owners": LABEL_A}, {"labels": {"app": "a"}}, FITS),
-    ("labels-other", {"owners": LABEL_A}, {"labels": {"app": "b"}}, NO_CPU),
+    ("labels", {"owners": LABEL_A}, make_pod("p").label(app="a"), FITS),
+    ("labels-other", {"owners": LABEL_A}, make_pod("p").label(app="b"), NO_CPU),
     (
         "labels-expression",
         {
@@ -83,7 +101,7 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], tuple[str | None, str | N
                 }
             ]
         },
-        {"labels": {"app": "b"}},
+        make_pod("p").label(app="b"),
         FITS,
     ),
     (
@@ -97,199 +115,183 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], tuple[str | None, str | N
                 }
             ]
         },
-        {"labels": {"app": "b"}},
+        make_pod("p").label(app="b"),
         NO_CPU,
     ),
     (
         "and-inside-owner-both",
         {"owners": [{"object": {"name": "p"}, "labelSelector": {"matchLabels": {"app": "a"}}}]},
-        {"labels": {"app": "a"}},
+        make_pod("p").label(app="a"),
         FITS,
     ),
     (
         "and-inside-owner-one",
         {"owners": [{"object": {"name": "p"}, "labelSelector": {"matchLabels": {"app": "a"}}}]},
-        {"labels": {"app": "b"}},
+        make_pod("p").label(app="b"),
         NO_CPU,
     ),
     (
         "or-across-owners",
         {"owners": [{"object": {"name": "q"}}, {"labelSelector": {"matchLabels": {"app": "a"}}}]},
-        {"labels": {"app": "a"}},
+        make_pod("p").label(app="a"),
         FITS,
     ),
     # --- taints ---
-    ("taint-untolerated", {"owners": LABEL_A, "taints": [TAINT]}, {"labels": {"app": "a"}}, NO_CPU),
+    ("taint-untolerated", {"owners": LABEL_A, "taints": [TAINT]}, make_pod("p").label(app="a"), NO_CPU),
     (
         "taint-pod-toleration",
         {"owners": LABEL_A, "taints": [TAINT]},
-        {"labels": {"app": "a"}, "tolerations": [TOLERATE]},
+        make_pod("p").label(app="a").tolerations(TOLERATE),
         FITS,
     ),
     (
         "taint-exists-toleration",
         {"owners": LABEL_A, "taints": [TAINT]},
-        {"labels": {"app": "a"}, "tolerations": [{"key": "dedicated", "operator": "Exists"}]},
+        make_pod("p").label(app="a").tolerations({"key": "dedicated", "operator": "Exists"}),
         FITS,
     ),
     (
         "taint-affinity-toleration",
         {"owners": LABEL_A, "taints": [TAINT]},
-        {"labels": {"app": "a"}, "affinity": {"tolerations": [TOLERATE]}},
+        make_pod("p").label(app="a").reservation_affinity({"tolerations": [TOLERATE]}),
         FITS,
     ),
     (
         "taint-noexecute",
         {"owners": LABEL_A, "taints": [{"key": "k", "effect": "NoExecute"}]},
-        {"labels": {"app": "a"}},
+        make_pod("p").label(app="a"),
         NO_CPU,
     ),
     (
         "taint-prefer-no-schedule-ignored",
         {"owners": LABEL_A, "taints": [{"key": "k", "effect": "PreferNoSchedule"}]},
-        {"labels": {"app": "a"}},
+        make_pod("p").label(app="a"),
         FITS,
     ),
     (
         "taint-wrong-value",
         {"owners": LABEL_A, "taints": [TAINT]},
-        {"labels": {"app": "a"}, "tolerations": [{**TOLERATE, "value": "y"}]},
+        make_pod("p").label(app="a").tolerations({**TOLERATE, "value": "y"}),
         NO_CPU,
     ),
     # --- unschedulable ---
-    ("unschedulable", {"owners": LABEL_A, "unschedulable": True}, {"labels": {"app": "a"}}, NO_CPU),
+    ("unschedulable", {"owners": LABEL_A, "unschedulable": True}, make_pod("p").label(app="a"), NO_CPU),
     (
         "unschedulable-with-affinity",
         {"owners": LABEL_A, "unschedulable": True},
-        {"labels": {"app": "a"}, "affinity": {}},
+        make_pod("p").label(app="a").reservation_affinity({}),
         NO_AFFINITY,
     ),
-    ("schedulable-false", {"owners": LABEL_A, "unschedulable": False}, {"labels": {"app": "a"}}, FITS),
+    ("schedulable-false", {"owners": LABEL_A, "unschedulable": False}, make_pod("p").label(app="a"), FITS),
     # --- ignored label ---
-    ("ignored", {"owners": LABEL_A}, {"labels": {"app": "a", IGNORED: "true"}}, NO_CPU),
-    ("ignored-false", {"owners": LABEL_A}, {"labels": {"app": "a", IGNORED: "false"}}, FITS),
+    ("ignored", {"owners": LABEL_A}, make_pod("p").label({"app": "a", IGNORED: "true"}), NO_CPU),
+    ("ignored-false", {"owners": LABEL_A}, make_pod("p").label({"app": "a", IGNORED: "false"}), FITS),
     # --- exact match ---
     (
         "exact-cpu-equal",
         {"owners": LABEL_A, "cpu": "2"},
-        {"labels": {"app": "a"}, "annotations": {EXACT: json.dumps({"resourceNames": ["cpu"]})}},
+        make_pod("p").label(app="a").annotate({EXACT: json.dumps({"resourceNames": ["cpu"]})}),
         FITS,
     ),
     (
         "exact-cpu-differs",
         {"owners": LABEL_A},
-        {"labels": {"app": "a"}, "annotations": {EXACT: json.dumps({"resourceNames": ["cpu"]})}},
+        make_pod("p").label(app="a").annotate({EXACT: json.dumps({"resourceNames": ["cpu"]})}),
         NO_CPU,
     ),
     (
         "exact-second-name-differs",
         {"owners": LABEL_A, "memory": "1Gi"},
-        {"labels": {"app": "a"}, "annotations": {EXACT: json.dumps({"resourceNames": ["memory", "cpu"]})}},
+        make_pod("p").label(app="a").annotate({EXACT: json.dumps({"resourceNames": ["memory", "cpu"]})}),
         NO_CPU,
     ),
     (
         "exact-memory-only",
         {"owners": LABEL_A, "memory": "1Gi"},
-        {"labels": {"app": "a"}, "annotations": {EXACT: json.dumps({"resourceNames": ["memory"]})}},
+        make_pod("p").label(app="a").annotate({EXACT: json.dumps({"resourceNames": ["memory"]})}),
         FITS,
     ),
     (
         "exact-absent-in-both",
         {"owners": LABEL_A},
-        {
-            "labels": {"app": "a"},
-            "annotations": {EXACT: json.dumps({"resourceNames": ["nvidia.com/gpu", "cpu"]})},
-        },
+        make_pod("p")
+        .label(app="a")
+        .annotate({EXACT: json.dumps({"resourceNames": ["nvidia.com/gpu", "cpu"]})}),
         FITS,
     ),
     (
         "exact-empty-names",
         {"owners": LABEL_A},
-        {"labels": {"app": "a"}, "annotations": {EXACT: json.dumps({"resourceNames": []})}},
+        make_pod("p").label(app="a").annotate({EXACT: json.dumps({"resourceNames": []})}),
         FITS,
     ),
     # --- reservation affinity ---
-    ("affinity-name", {"owners": LABEL_A}, {"labels": {"app": "a"}, "affinity": {"name": "r"}}, FITS),
+    (
+        "affinity-name",
+        {"owners": LABEL_A},
+        make_pod("p").label(app="a").reservation_affinity({"name": "r"}),
+        FITS,
+    ),
     (
         "affinity-other-name",
         {"owners": LABEL_A},
-        {"labels": {"app": "a"}, "affinity": {"name": "s"}},
+        make_pod("p").label(app="a").reservation_affinity({"name": "s"}),
         NO_AFFINITY,
     ),
     (
         "affinity-name-not-owner",
         {"owners": LABEL_A},
-        {"labels": {"app": "b"}, "affinity": {"name": "r"}},
+        make_pod("p").label(app="b").reservation_affinity({"name": "r"}),
         NO_AFFINITY,
     ),
     (
         "affinity-selector",
         {"owners": LABEL_A, "labels": {"pool": "x"}},
-        {"labels": {"app": "a"}, "affinity": {"reservationSelector": {"pool": "x"}}},
+        make_pod("p").label(app="a").reservation_affinity({"reservationSelector": {"pool": "x"}}),
         FITS,
     ),
     (
         "affinity-selector-other",
         {"owners": LABEL_A, "labels": {"pool": "x"}},
-        {"labels": {"app": "a"}, "affinity": {"reservationSelector": {"pool": "y"}}},
+        make_pod("p").label(app="a").reservation_affinity({"reservationSelector": {"pool": "y"}}),
         NO_AFFINITY,
     ),
     (
         "affinity-terms-node-label",
         {"owners": LABEL_A},
-        {
-            "labels": {"app": "a"},
-            "affinity": {
-                "requiredDuringSchedulingIgnoredDuringExecution": {
-                    "reservationSelectorTerms": [
-                        {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["z1"]}]}
-                    ]
-                }
-            },
-        },
+        make_pod("p")
+        .label(app="a")
+        .reservation_affinity(_required({"matchExpressions": [expr("zone", "In", "z1")]})),
         FITS,
     ),
     (
         "affinity-terms-reservation-label-overrides-node",
         {"owners": LABEL_A, "labels": {"zone": "z2"}},
-        {
-            "labels": {"app": "a"},
-            "affinity": {
-                "requiredDuringSchedulingIgnoredDuringExecution": {
-                    "reservationSelectorTerms": [
-                        {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["z1"]}]}
-                    ]
-                }
-            },
-        },
+        make_pod("p")
+        .label(app="a")
+        .reservation_affinity(_required({"matchExpressions": [expr("zone", "In", "z1")]})),
         NO_AFFINITY,
     ),
     (
         "affinity-terms-match-fields-name",
         {"owners": LABEL_A},
-        {
-            "labels": {"app": "a"},
-            "affinity": {
-                "requiredDuringSchedulingIgnoredDuringExecution": {
-                    "reservationSelectorTerms": [
-                        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["r"]}]}
-                    ]
-                }
-            },
-        },
+        make_pod("p")
+        .label(app="a")
+        .reservation_affinity(_required({"matchFields": [expr("metadata.name", "In", "r")]})),
         FITS,
     ),
-    ("affinity-empty", {"owners": LABEL_A}, {"labels": {"app": "a"}, "affinity": {}}, FITS),
+    ("affinity-empty", {"owners": LABEL_A}, make_pod("p").label(app="a").reservation_affinity({}), FITS),
 ]
 
 
-@pytest.mark.parametrize(("rkw", "pkw", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+@pytest.mark.parametrize(("rkw", "pod", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_matching(
-    rkw: dict[str, Any], pkw: dict[str, Any], expected: tuple[str | None, str | None, str | None]
+    rkw: dict[str, Any], pod: PodBuilder, expected: tuple[str | None, str | None, str | None]
 ) -> None:
     rkw = {"cpu": "3", "memory": "2Gi", "node_name": "node-1", **rkw}
     sim = simulate(
-        [node("node-1", labels={"zone": "z1"}), reservation("r", **rkw)], [pod("p", "2", "1Gi", **pkw)]
+        [make_node("node-1").label(zone="z1").obj(), reservation("r", **rkw)],
+        [pod.scheduler(KOORD).req(cpu="2", memory="1Gi").obj()],
     )
     assert rsv_status(sim, "r")["phase"] == ("Succeeded" if expected[1] else "Available")
     assert (*placement(sim, "p"), pod_message(sim, "p")) == expected
@@ -298,9 +300,9 @@ def test_matching(
 def test_non_owner_uses_only_unreserved_capacity() -> None:
     """A non-owner that fits in the unreserved part is placed there, without the annotation."""
     sim = simulate(
-        [node("node-1"), reservation("r", "3", "2Gi", node_name="node-1")],
-        [pod("small", "1", "1Gi", labels={"app": "b"})],
-        [pod("more", "100m", "100Mi", labels={"app": "b"})],
+        [make_node("node-1").obj(), reservation("r", "3", "2Gi", node_name="node-1")],
+        [make_pod("small").scheduler(KOORD).req(cpu="1", memory="1Gi").label(app="b").obj()],
+        [make_pod("more").scheduler(KOORD).req(cpu="100m", memory="100Mi").label(app="b").obj()],
     )
     assert placement(sim, "small") == ("node-1", None)
     assert placement(sim, "more") == (None, None)
@@ -310,8 +312,19 @@ def test_non_owner_uses_only_unreserved_capacity() -> None:
 def test_affinity_pod_only_lands_in_a_matching_reservation() -> None:
     """node-2 is empty, yet the pod with reservation affinity goes to r's node."""
     sim = simulate(
-        [node("node-1"), node("node-2", "16", "64Gi"), reservation("r", "1", "1Gi", node_name="node-1")],
-        [pod("p", "500m", "512Mi", labels={"app": "a"}, affinity={"name": "r"})],
+        [
+            make_node("node-1").obj(),
+            make_node("node-2").capacity(cpu="16", memory="64Gi").obj(),
+            reservation("r", "1", "1Gi", node_name="node-1"),
+        ],
+        [
+            make_pod("p")
+            .scheduler(KOORD)
+            .req(cpu="500m", memory="512Mi")
+            .label(app="a")
+            .reservation_affinity({"name": "r"})
+            .obj()
+        ],
     )
     assert placement(sim, "p") == ("node-1", "r")
 
@@ -331,10 +344,10 @@ def test_unschedulable_keeps_existing_owners() -> None:
         ],
     }
     sim = simulate(
-        [node("node-1"), r],
-        [pod("first", "1", "512Mi", labels={"app": "a"})],
+        [make_node("node-1").obj(), r],
+        [make_pod("first").scheduler(KOORD).req(cpu="1", memory="512Mi").label(app="a").obj()],
         [],
-        [pod("second", "2", "512Mi", labels={"app": "a"})],
+        [make_pod("second").scheduler(KOORD).req(cpu="2", memory="512Mi").label(app="a").obj()],
         steps=[patch],
     )
     assert placement(sim, "first") == ("node-1", "r")

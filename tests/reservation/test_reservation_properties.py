@@ -7,10 +7,11 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from rsv_helpers import ALLOCATED, node, pod, reservation, simulate
+from rsv_helpers import ALLOCATED, KOORD, reservation, simulate
 
 from berth.api.quantity import resource_amount
 from berth.api.resources import pod_requests
+from builders import make_node, make_pod
 
 APPS = ("a", "b")
 RESOURCES = ("cpu", "memory")
@@ -20,7 +21,9 @@ RESOURCES = ("cpu", "memory")
 def clusters(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
     n_nodes = draw(st.integers(1, 3))
     nodes = [
-        node(f"node-{i}", str(draw(st.integers(2, 6))), f"{draw(st.integers(2, 8))}Gi")
+        make_node(f"node-{i}")
+        .capacity(cpu=str(draw(st.integers(2, 6))), memory=f"{draw(st.integers(2, 8))}Gi")
+        .obj()
         for i in range(n_nodes)
     ]
     rs = []
@@ -41,12 +44,11 @@ def clusters(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[dict[str, Any]
     for i in range(draw(st.integers(0, 6))):
         app = draw(st.sampled_from([*APPS, None]))
         pods.append(
-            pod(
-                f"p-{i}",
-                f"{draw(st.integers(1, 6)) * 250}m",
-                f"{draw(st.integers(1, 6)) * 256}Mi",
-                labels={"app": app} if app else None,
-            )
+            make_pod(f"p-{i}")
+            .scheduler(KOORD)
+            .req(cpu=f"{draw(st.integers(1, 6)) * 250}m", memory=f"{draw(st.integers(1, 6)) * 256}Mi")
+            .label({"app": app} if app else None)
+            .obj()
         )
     return nodes, rs, pods
 

@@ -19,20 +19,12 @@ from berth.api.reservation import (
     parse_reservation_affinity,
 )
 from berth.api.taints import Taint
-
-
-def pod(annotations: dict[str, str] | None = None, labels: dict[str, str] | None = None) -> dict[str, Any]:
-    meta: dict[str, Any] = {"name": "p1", "namespace": "default"}
-    if annotations is not None:
-        meta["annotations"] = annotations
-    if labels is not None:
-        meta["labels"] = labels
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta}
+from builders import make_pod
 
 
 def affinity_pod(value: Any) -> dict[str, Any]:
     text = value if isinstance(value, str) else json.dumps(value)
-    return pod({ANNOTATION_RESERVATION_AFFINITY: text})
+    return make_pod("p1").annotate({ANNOTATION_RESERVATION_AFFINITY: text}).obj()
 
 
 def term(key: str, op: str, *values: str) -> dict[str, Any]:
@@ -40,8 +32,8 @@ def term(key: str, op: str, *values: str) -> dict[str, Any]:
 
 
 def test_no_annotation_means_no_affinity() -> None:
-    assert parse_reservation_affinity(pod()) is None
-    assert parse_reservation_affinity(pod({"other": "x"})) is None
+    assert parse_reservation_affinity(make_pod("p1").obj()) is None
+    assert parse_reservation_affinity(make_pod("p1").annotate({"other": "x"}).obj()) is None
 
 
 @pytest.mark.parametrize("text", ["", "{}", "null"])
@@ -215,7 +207,7 @@ def test_unparseable_term_is_refused() -> None:
     ],
 )
 def test_reservation_ignored(labels: dict[str, str] | None, expected: bool) -> None:
-    assert is_reservation_ignored(pod(labels=labels)) is expected
+    assert is_reservation_ignored(make_pod("p1").label(labels).obj()) is expected
 
 
 @pytest.mark.parametrize(
@@ -228,12 +220,14 @@ def test_reservation_ignored(labels: dict[str, str] | None, expected: bool) -> N
     ],
 )
 def test_parse_exact_match(annotations: dict[str, str] | None, expected: tuple[str, ...] | None) -> None:
-    assert parse_exact_match(pod(annotations)) == expected
+    assert parse_exact_match(make_pod("p1").annotate(annotations).obj()) == expected
 
 
 def test_bad_exact_match_annotation() -> None:
     with pytest.raises(InvalidObjectError) as info:
-        parse_exact_match(pod({ANNOTATION_EXACT_MATCH_RESERVATION: '{"resourceNames":"cpu"}'}))
+        parse_exact_match(
+            make_pod("p1").annotate({ANNOTATION_EXACT_MATCH_RESERVATION: '{"resourceNames":"cpu"}'}).obj()
+        )
     assert (
         info.value.message
         == 'Invalid value: "{\\"resourceNames\\":\\"cpu\\"}": resourceNames: must be a list of strings'
@@ -271,7 +265,10 @@ def test_exact_match(
 )
 def test_allocated_annotation_round_trip(name: str, uid: str, text: str) -> None:
     assert allocated_annotation_value(name, uid) == text
-    assert parse_allocated(pod({ANNOTATION_RESERVATION_ALLOCATED: text})) == (name, uid)
+    assert parse_allocated(make_pod("p1").annotate({ANNOTATION_RESERVATION_ALLOCATED: text}).obj()) == (
+        name,
+        uid,
+    )
 
 
 @pytest.mark.parametrize(
@@ -285,4 +282,4 @@ def test_allocated_annotation_round_trip(name: str, uid: str, text: str) -> None
     ],
 )
 def test_parse_allocated(annotations: dict[str, str] | None, expected: tuple[str, str] | None) -> None:
-    assert parse_allocated(pod(annotations)) == expected
+    assert parse_allocated(make_pod("p1").annotate(annotations).obj()) == expected

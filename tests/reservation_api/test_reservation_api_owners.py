@@ -8,24 +8,7 @@ from hypothesis import strategies as st
 
 from berth.api.labels import LabelSelectorError
 from berth.api.reservation import compile_owners
-
-
-def pod(
-    name: str = "p1",
-    namespace: str | None = "default",
-    uid: str = "u1",
-    labels: dict[str, str] | None = None,
-    owners: list[dict[str, Any]] | None = None,
-) -> dict[str, Any]:
-    meta: dict[str, Any] = {"name": name, "uid": uid}
-    if namespace is not None:
-        meta["namespace"] = namespace
-    if labels:
-        meta["labels"] = labels
-    if owners:
-        meta["ownerReferences"] = owners
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": {"containers": [{"name": "c"}]}}
-
+from builders import make_pod
 
 RS = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs1", "uid": "rs-uid", "controller": True}
 
@@ -34,39 +17,95 @@ RS = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs1", "uid": "rs-u
     ("owners", "target", "expected"),
     [
         # object: empty parts are wildcards
-        ([{"object": {"name": "p1"}}], pod(), True),
-        ([{"object": {"name": "p1"}}], pod(name="p2"), False),
-        ([{"object": {"name": "p1", "namespace": "default"}}], pod(), True),
-        ([{"object": {"name": "p1", "namespace": "other"}}], pod(), False),
-        ([{"object": {"namespace": "default"}}], pod(name="anything"), True),
-        ([{"object": {"uid": "u1"}}], pod(name="x"), True),
-        ([{"object": {"uid": "u2"}}], pod(), False),
-        ([{"object": {"name": "p1", "namespace": "default"}}], pod(namespace=None), True),
-        ([{"object": {"apiVersion": "v1", "name": "p1"}}], pod(), True),
-        ([{"object": {"apiVersion": "v2", "name": "p1"}}], pod(), False),
-        ([{"object": {"kind": "Deployment", "name": "p1"}}], pod(), True),  # kind is ignored
-        ([{"object": {}}], pod(name="zzz"), True),
-        # controller: any ownerReference matching every non-empty part
-        ([{"controller": dict(RS)}], pod(owners=[dict(RS)]), True),
-        ([{"controller": {**RS, "name": "rs2"}}], pod(owners=[dict(RS)]), False),
-        ([{"controller": {**RS, "uid": ""}}], pod(owners=[dict(RS)]), True),
-        ([{"controller": {**RS, "kind": "StatefulSet"}}], pod(owners=[dict(RS)]), False),
-        ([{"controller": {**RS, "apiVersion": "apps/v2"}}], pod(owners=[dict(RS)]), False),
-        ([{"controller": dict(RS)}], pod(), False),  # no ownerReferences
-        ([{"controller": dict(RS)}], pod(owners=[{**RS, "name": "x"}, dict(RS)]), True),
-        ([{"controller": {**RS, "controller": False}}], pod(owners=[dict(RS)]), False),
-        ([{"controller": {k: v for k, v in RS.items() if k != "controller"}}], pod(owners=[dict(RS)]), True),
+        ([{"object": {"name": "p1"}}], make_pod("p1").uid("u1").obj(), True),
+        ([{"object": {"name": "p1"}}], make_pod("p2").uid("u1").obj(), False),
+        ([{"object": {"name": "p1", "namespace": "default"}}], make_pod("p1").uid("u1").obj(), True),
+        ([{"object": {"name": "p1", "namespace": "other"}}], make_pod("p1").uid("u1").obj(), False),
+        ([{"object": {"namespace": "default"}}], make_pod("anything").uid("u1").obj(), True),
+        ([{"object": {"uid": "u1"}}], make_pod("x").uid("u1").obj(), True),
+        ([{"object": {"uid": "u2"}}], make_pod("p1").uid("u1").obj(), False),
+        ([{"object": {"name": "p1", "namespace": "default"}}], make_pod("p1").ns(None).uid("u1").obj(), True),
+        ([{"object": {"apiVersion": "v1", "name": "p1"}}], make_pod("p1").uid("u1").obj(), True),
+        ([{"object": {"apiVersion": "v2", "name": "p1"}}], make_pod("p1").uid("u1").obj(), False),
         (
-            [{"controller": {**RS, "controller": True}}],
-            pod(owners=[{k: v for k, v in RS.items() if k != "controller"}]),
+            [{"object": {"kind": "Deployment", "name": "p1"}}],
+            make_pod("p1").uid("u1").obj(),
+            True,
+        ),  # kind is ignored
+        ([{"object": {}}], make_pod("zzz").uid("u1").obj(), True),
+        # controller: any ownerReference matching every non-empty part
+        (
+            [{"controller": dict(RS)}],
+            make_pod("p1").uid("u1").owner("ReplicaSet", "rs1", "rs-uid").obj(),
+            True,
+        ),
+        (
+            [{"controller": {**RS, "name": "rs2"}}],
+            make_pod("p1").uid("u1").owner("ReplicaSet", "rs1", "rs-uid").obj(),
             False,
         ),
-        ([{"controller": {**RS, "namespace": "default"}}], pod(owners=[dict(RS)]), True),
-        ([{"controller": {**RS, "namespace": "prod"}}], pod(owners=[dict(RS)]), False),
+        (
+            [{"controller": {**RS, "uid": ""}}],
+            make_pod("p1").uid("u1").owner("ReplicaSet", "rs1", "rs-uid").obj(),
+            True,
+        ),
+        (
+            [{"controller": {**RS, "kind": "StatefulSet"}}],
+            make_pod("p1").uid("u1").owner("ReplicaSet", "rs1", "rs-uid").obj(),
+            False,
+        ),
+        (
+            [{"controller": {**RS, "apiVersion": "apps/v2"}}],
+            make_pod("p1").uid("u1").owner("ReplicaSet", "rs1", "rs-uid").obj(),
+            False,
+        ),
+        ([{"controller": dict(RS)}], make_pod("p1").uid("u1").obj(), False),  # no ownerReferences
+        (
+            [{"controller": dict(RS)}],
+            make_pod("p1")
+            .uid("u1")
+            .owner("ReplicaSet", "x", "rs-uid")
+            .owner("ReplicaSet", "rs1", "rs-uid")
+            .obj(),
+            True,
+        ),
+        (
+            [{"controller": {**RS, "controller": False}}],
+            make_pod("p1").uid("u1").owner("ReplicaSet", "rs1", "rs-uid").obj(),
+            False,
+        ),
+        (
+            [{"controller": {k: v for k, v in RS.items() if k != "controller"}}],
+            make_pod("p1").uid("u1").owner("ReplicaSet", "rs1", "rs-uid").obj(),
+            True,
+        ),
+        (
+            [{"controller": {**RS, "controller": True}}],
+            make_pod("p1").uid("u1").owner("ReplicaSet", "rs1", "rs-uid", controller=None).obj(),
+            False,
+        ),
+        (
+            [{"controller": {**RS, "namespace": "default"}}],
+            make_pod("p1").uid("u1").owner("ReplicaSet", "rs1", "rs-uid").obj(),
+            True,
+        ),
+        (
+            [{"controller": {**RS, "namespace": "prod"}}],
+            make_pod("p1").uid("u1").owner("ReplicaSet", "rs1", "rs-uid").obj(),
+            False,
+        ),
         # labelSelector
-        ([{"labelSelector": {"matchLabels": {"app": "web"}}}], pod(labels={"app": "web"}), True),
-        ([{"labelSelector": {"matchLabels": {"app": "web"}}}], pod(labels={"app": "db"}), False),
-        ([{"labelSelector": {"matchLabels": {"app": "web"}}}], pod(), False),
+        (
+            [{"labelSelector": {"matchLabels": {"app": "web"}}}],
+            make_pod("p1").uid("u1").label(app="web").obj(),
+            True,
+        ),
+        (
+            [{"labelSelector": {"matchLabels": {"app": "web"}}}],
+            make_pod("p1").uid("u1").label(app="db").obj(),
+            False,
+        ),
+        ([{"labelSelector": {"matchLabels": {"app": "web"}}}], make_pod("p1").uid("u1").obj(), False),
         (
             [
                 {
@@ -75,37 +114,37 @@ RS = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs1", "uid": "rs-u
                     }
                 }
             ],
-            pod(labels={"tier": "b"}),
+            make_pod("p1").uid("u1").label(tier="b").obj(),
             True,
         ),
-        ([{"labelSelector": {}}], pod(), True),
+        ([{"labelSelector": {}}], make_pod("p1").uid("u1").obj(), True),
         # fields of one owner are ANDed
         (
             [{"object": {"namespace": "default"}, "labelSelector": {"matchLabels": {"app": "web"}}}],
-            pod(labels={"app": "web"}),
+            make_pod("p1").uid("u1").label(app="web").obj(),
             True,
         ),
         (
             [{"object": {"namespace": "prod"}, "labelSelector": {"matchLabels": {"app": "web"}}}],
-            pod(labels={"app": "web"}),
+            make_pod("p1").uid("u1").label(app="web").obj(),
             False,
         ),
         (
             [{"controller": dict(RS), "labelSelector": {"matchLabels": {"app": "web"}}}],
-            pod(owners=[dict(RS)]),
+            make_pod("p1").uid("u1").owner("ReplicaSet", "rs1", "rs-uid").obj(),
             False,
         ),
         # owners are ORed
         (
             [{"object": {"name": "other"}}, {"labelSelector": {"matchLabels": {"app": "web"}}}],
-            pod(labels={"app": "web"}),
+            make_pod("p1").uid("u1").label(app="web").obj(),
             True,
         ),
-        ([{"object": {"name": "a"}}, {"object": {"name": "b"}}], pod(name="c"), False),
+        ([{"object": {"name": "a"}}, {"object": {"name": "b"}}], make_pod("c").uid("u1").obj(), False),
         # no owners match nothing, an empty owner matches everything
-        (None, pod(), False),
-        ([], pod(), False),
-        ([{}], pod(), True),
+        (None, make_pod("p1").uid("u1").obj(), False),
+        ([], make_pod("p1").uid("u1").obj(), False),
+        ([{}], make_pod("p1").uid("u1").obj(), True),
     ],
 )
 def test_owner_matching(owners: Any, target: dict[str, Any], expected: bool) -> None:
@@ -139,8 +178,8 @@ def test_bad_label_selector_names_the_owner() -> None:
 )
 def test_object_owners_are_ored(names: list[str], target: str) -> None:
     matcher = compile_owners([{"object": {"name": n}} for n in names])
-    assert matcher.matches(pod(name=target)) is (target in names)
+    assert matcher.matches(make_pod(target).uid("u1").obj()) is (target in names)
 
 
 def test_malformed_owner_entries_match_nothing() -> None:
-    assert compile_owners(["not-an-object"]).matches(pod()) is False  # type: ignore[list-item]
+    assert compile_owners(["not-an-object"]).matches(make_pod("p1").uid("u1").obj()) is False  # type: ignore[list-item]

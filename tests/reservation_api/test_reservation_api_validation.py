@@ -167,6 +167,8 @@ def test_invalid_reservations(edit: Callable[[dict[str, Any]], Any], message: st
     ],
 )
 def test_valid_reservations(edit: Callable[[dict[str, Any]], Any]) -> None:
-    obj = copy.deepcopy(BASE)
+    obj, expected = copy.deepcopy(BASE), copy.deepcopy(BASE)
     edit(obj)
+    edit(expected)
     validate_object(obj)
+    assert obj == expected  # accepted as written

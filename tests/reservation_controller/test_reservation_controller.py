@@ -8,30 +8,20 @@ import pytest
 
 from berth.api.errors import NotFound
 from berth.api.reservation import (
-    ANNOTATION_RESERVATION_ALLOCATED,
     RESERVATION_API_VERSION,
     RESERVATION_KEY,
-    allocated_annotation_value,
 )
 from berth.api.watch import WatchEvent
 from berth.clock import SimClock
 from berth.controllers.reservation import ReservationController
 from berth.sim.engine import Simulation
 from berth.store import MemoryStore
+from builders import make_node, make_pod
 
 POD = ("", "Pod")
 NODE = ("", "Node")
 DAY = 86400.0
 T0 = "2024-01-01T00:00:00Z"
-
-
-def node(name: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": name},
-        "status": {"allocatable": {"cpu": "8", "memory": "16Gi", "pods": "110"}},
-    }
 
 
 def reservation(name: str = "r1", **spec: Any) -> dict[str, Any]:
@@ -52,51 +42,6 @@ def reservation(name: str = "r1", **spec: Any) -> dict[str, Any]:
         "metadata": {"name": name},
         "spec": body,
     }
-
-
-def owner_pod(
-    name: str,
-    r: dict[str, Any] | None,
-    *,
-    node_name: str = "n1",
-    cpu: str = "500m",
-    memory: str = "512Mi",
-    **extra_req: str,
-) -> dict[str, Any]:
-    annotations = {}
-    if r is not None:
-        annotations[ANNOTATION_RESERVATION_ALLOCATED] = allocated_annotation_value(
-            r["metadata"]["name"], r["metadata"]["uid"]
-        )
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": name,
-            "namespace": "default",
-            "labels": {"app": "web"},
-            "annotations": annotations,
-        },
-        "spec": {
-            "nodeName": node_name,
-            "containers": [
-                {"name": "c", "resources": {"requests": {"cpu": cpu, "memory": memory, **extra_req}}}
-            ],
-        },
-    }
-
-
-def advance(sim: Simulation, until: float) -> None:
-    """Run timers (and the events they cause) up to and including ``until``."""
-    sim.run_until_idle()
-    while True:
-        nxt = sim.clock.peek()
-        if nxt is None or nxt > until:
-            break
-        sim.clock.step()
-        sim.run_until_idle()
-    sim.clock.run(until=until)
-    sim.run_until_idle()
 
 
 def make_available(sim: Simulation, name: str = "r1", node_name: str = "n1") -> dict[str, Any]:
@@ -145,8 +90,8 @@ def refs(sim: Simulation, *names: str) -> list[dict[str, str]]:
 @pytest.fixture
 def sim() -> Simulation:
     s = Simulation()
-    s.store.create(node("n1"))
-    s.store.create(node("n2"))
+    s.store.create(make_node("n1").capacity(cpu="8", memory="16Gi").obj())
+    s.store.create(make_node("n2").capacity(cpu="8", memory="16Gi").obj())
     s.run_until_idle()
     return s
 
@@ -155,11 +100,26 @@ def test_allocated_and_current_owners(sim: Simulation) -> None:
     sim.store.create(reservation(allocateOnce=False))
     r = make_available(sim)
     other = sim.store.create(reservation("r2", allocateOnce=False))
-    sim.store.create(owner_pod("a", r, cpu="500m", memory="512Mi"))
-    sim.store.create(owner_pod("b", r, cpu="1", memory="1Gi", **{"nvidia.com/gpu": "1"}))
-    sim.store.create(owner_pod("c", other))  # another reservation's owner
-    sim.store.create(owner_pod("d", r, node_name="n2"))  # not on the reservation's node
-    sim.store.create(owner_pod("e", None))  # no annotation
+    sim.store.create(
+        make_pod("a").label(app="web").allocated_to(r).node("n1").req(cpu="500m", memory="512Mi").obj()
+    )
+    sim.store.create(
+        make_pod("b")
+        .label(app="web")
+        .allocated_to(r)
+        .node("n1")
+        .req({"nvidia.com/gpu": "1"}, cpu="1", memory="1Gi")
+        .obj()
+    )
+    sim.store.create(
+        make_pod("c").label(app="web").allocated_to(other).node("n1").req(cpu="500m", memory="512Mi").obj()
+    )  # another reservation's owner
+    sim.store.create(
+        make_pod("d").label(app="web").allocated_to(r).node("n2").req(cpu="500m", memory="512Mi").obj()
+    )  # not on the reservation's node
+    sim.store.create(
+        make_pod("e").label(app="web").node("n1").req(cpu="500m", memory="512Mi").obj()
+    )  # no annotation
     sim.run_until_idle()
     st = status(sim)
     assert st["phase"] == "Available"
@@ -170,8 +130,12 @@ def test_allocated_and_current_owners(sim: Simulation) -> None:
 def test_owner_deletion_and_completion_give_resources_back(sim: Simulation) -> None:
     sim.store.create(reservation(allocateOnce=False))
     r = make_available(sim)
-    sim.store.create(owner_pod("a", r, cpu="500m", memory="512Mi"))
-    sim.store.create(owner_pod("b", r, cpu="1", memory="1Gi"))
+    sim.store.create(
+        make_pod("a").label(app="web").allocated_to(r).node("n1").req(cpu="500m", memory="512Mi").obj()
+    )
+    sim.store.create(
+        make_pod("b").label(app="web").allocated_to(r).node("n1").req(cpu="1", memory="1Gi").obj()
+    )
     sim.run_until_idle()
     assert status(sim)["allocated"] == {"cpu": "1500m", "memory": "1536Mi"}
 
@@ -196,8 +160,10 @@ def test_owner_deletion_and_completion_give_resources_back(sim: Simulation) -> N
 def test_allocate_once_succeeds_on_first_owner(sim: Simulation) -> None:
     sim.store.create(reservation())
     r = make_available(sim)
-    advance(sim, 100.0)
-    sim.store.create(owner_pod("a", r, cpu="1", memory="1Gi"))
+    sim.advance(100.0)
+    sim.store.create(
+        make_pod("a").label(app="web").allocated_to(r).node("n1").req(cpu="1", memory="1Gi").obj()
+    )
     sim.run_until_idle()
     st = status(sim)
     assert st["phase"] == "Succeeded"
@@ -228,11 +194,13 @@ def test_allocate_once_succeeds_on_first_owner(sim: Simulation) -> None:
 def test_succeeded_reservation_is_collected_after_a_day(sim: Simulation) -> None:
     sim.store.create(reservation())
     r = make_available(sim)
-    advance(sim, 100.0)
-    sim.store.create(owner_pod("a", r))
-    advance(sim, 100.0 + DAY - 1)
+    sim.advance(100.0)
+    sim.store.create(
+        make_pod("a").label(app="web").allocated_to(r).node("n1").req(cpu="500m", memory="512Mi").obj()
+    )
+    sim.advance(100.0 + DAY - 1)
     assert exists(sim)
-    advance(sim, 100.0 + DAY)
+    sim.advance(100.0 + DAY)
     assert not exists(sim)
     # the owner keeps running as an ordinary pod
     assert sim.store.get(POD, "default", "a")["status"]["phase"] == "Running"
@@ -250,9 +218,9 @@ def test_succeeded_reservation_is_collected_after_a_day(sim: Simulation) -> None
 )
 def test_pending_reservation_expires(sim: Simulation, spec: dict[str, Any], expires_at: float) -> None:
     sim.store.create(reservation(**spec))
-    advance(sim, expires_at - 1)
+    sim.advance(expires_at - 1)
     assert status(sim) == {"phase": "Pending"}
-    advance(sim, expires_at)
+    sim.advance(expires_at)
     stamp = sim.store.timestamp(expires_at)
     assert status(sim) == {
         "phase": "Failed",
@@ -266,23 +234,25 @@ def test_pending_reservation_expires(sim: Simulation, spec: dict[str, Any], expi
             }
         ],
     }
-    advance(sim, expires_at + DAY - 1)
+    sim.advance(expires_at + DAY - 1)
     assert exists(sim)
-    advance(sim, expires_at + DAY)
+    sim.advance(expires_at + DAY)
     assert not exists(sim)
 
 
 def test_ttl_zero_never_expires(sim: Simulation) -> None:
     sim.store.create(reservation(ttl="0", expires="2024-01-01T00:10:00Z"))
-    advance(sim, 10 * DAY)
+    sim.advance(10 * DAY)
     assert status(sim) == {"phase": "Pending"}
 
 
 def test_available_reservation_expires_and_owners_keep_running(sim: Simulation) -> None:
     sim.store.create(reservation(ttl="1h", allocateOnce=False))
     r = make_available(sim)
-    sim.store.create(owner_pod("a", r))
-    advance(sim, 3600.0)
+    sim.store.create(
+        make_pod("a").label(app="web").allocated_to(r).node("n1").req(cpu="500m", memory="512Mi").obj()
+    )
+    sim.advance(3600.0)
     st = status(sim)
     assert st["phase"] == "Failed"
     assert st["conditions"][1] == {
@@ -293,18 +263,18 @@ def test_available_reservation_expires_and_owners_keep_running(sim: Simulation) 
         "lastTransitionTime": "2024-01-01T01:00:00Z",
     }
     assert st["currentOwners"] == refs(sim, "a")
-    advance(sim, 3600.0 + DAY)
+    sim.advance(3600.0 + DAY)
     assert not exists(sim)
     assert sim.store.get(POD, "default", "a")["status"]["phase"] == "Running"
 
 
 def test_changing_ttl_moves_the_expiry(sim: Simulation) -> None:
     sim.store.create(reservation(ttl="1h"))
-    advance(sim, 60.0)
+    sim.advance(60.0)
     sim.store.patch(RESERVATION_KEY, "", "r1", {"spec": {"ttl": "2h"}})
-    advance(sim, 7199.0)
+    sim.advance(7199.0)
     assert status(sim)["phase"] == "Pending"
-    advance(sim, 7200.0)
+    sim.advance(7200.0)
     assert status(sim)["phase"] == "Failed"
 
 
@@ -313,7 +283,9 @@ def test_node_deletion_fails_and_collects_at_once(sim: Simulation) -> None:
     make_available(sim)
     sim.store.create(reservation("r2"))
     r2 = make_available(sim, "r2", "n1")
-    sim.store.create(owner_pod("a", r2))  # r2 becomes Succeeded
+    sim.store.create(
+        make_pod("a").label(app="web").allocated_to(r2).node("n1").req(cpu="500m", memory="512Mi").obj()
+    )  # r2 becomes Succeeded
     sim.store.create(reservation("r3"))
     make_available(sim, "r3", "n2")
     sim.run_until_idle()
@@ -355,7 +327,7 @@ def test_deleting_a_reservation_cancels_its_timers(sim: Simulation) -> None:
     sim.run_until_idle()
     sim.store.delete(RESERVATION_KEY, "", "r1")
     sim.store.create(reservation(ttl="3h"))
-    advance(sim, 3600.0)
+    sim.advance(3600.0)
     assert status(sim)["phase"] == "Pending"
 
 

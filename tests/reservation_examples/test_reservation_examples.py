@@ -19,6 +19,7 @@ from berth.cli import app
 from berth.scheduler.framework.config import parse_config
 from berth.scheduler.plugins.reservation.plugin import ReservationArgs
 from berth.sim.engine import Simulation
+from builders import make_node, make_pod
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "reservation"
 CONFIG = EXAMPLES / "06-scheduler-config.yaml"
@@ -357,45 +358,16 @@ def test_readme_lists_every_example() -> None:
 
 
 # ----- candidate choice ---------------------------------------------------------------------------------
-def _node(name: str, cpu: int) -> Obj:
-    res = {"cpu": str(cpu), "memory": f"{cpu}Gi", "pods": "110"}
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
-        "status": {"capacity": dict(res), "allocatable": dict(res)},
-    }
-
-
-def _pod(
-    name: str,
-    node: str,
-    cpu: int,
-    *,
-    labels: dict[str, str] | None = None,
-    annotations: dict[str, str] | None = None,
-) -> Obj:
-    meta: Obj = {
-        "name": name,
-        "namespace": "default",
-        "labels": labels or {},
-        "annotations": annotations or {},
-    }
-    requests = {"cpu": str(cpu), "memory": f"{cpu}Gi"}
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": meta,
-        "spec": {
-            "nodeName": node,
-            "containers": [{"name": "c", "image": "busybox", "resources": {"requests": requests}}],
-        },
-    }
-
-
 def job(name: str, node: str, cpu: int, priority: str | None = None, *, key: str = PRE_ALLOCATABLE) -> Obj:
     """A running pod labelled pre-allocatable (``key``) with an optional priority annotation."""
-    return _pod(name, node, cpu, labels={key: "true"}, annotations={PRIORITY: priority} if priority else None)
+    return (
+        make_pod(name)
+        .label({key: "true"})
+        .annotate({PRIORITY: priority} if priority else None)
+        .node(node)
+        .req(cpu=str(cpu), memory=f"{cpu}Gi")
+        .obj()
+    )
 
 
 def _reservation(cpu: int, policy: Obj | None) -> Obj:
@@ -470,7 +442,11 @@ OWNER = {"app": "owner"}
 CHOICE_CASES = [
     # single: the first pod by priority that covers the whole shortfall on its own
     pytest.param(
-        [_node("n", 4), job("small", "n", 1, "100"), job("big", "n", 3, "50")],
+        [
+            make_node("n").capacity(cpu="4", memory="4Gi").obj(),
+            job("small", "n", 1, "100"),
+            job("big", "n", 3, "50"),
+        ],
         2,
         CLUSTER,
         None,
@@ -478,7 +454,11 @@ CHOICE_CASES = [
         id="single-first-that-covers",
     ),
     pytest.param(
-        [_node("n", 4), job("low", "n", 2, "10"), job("high", "n", 2, "20")],
+        [
+            make_node("n").capacity(cpu="4", memory="4Gi").obj(),
+            job("low", "n", 2, "10"),
+            job("high", "n", 2, "20"),
+        ],
         2,
         CLUSTER,
         None,
@@ -486,7 +466,11 @@ CHOICE_CASES = [
         id="single-higher-priority-first",
     ),
     pytest.param(
-        [_node("n", 4), job("job-b", "n", 2, "5"), job("job-a", "n", 2, "5")],
+        [
+            make_node("n").capacity(cpu="4", memory="4Gi").obj(),
+            job("job-b", "n", 2, "5"),
+            job("job-a", "n", 2, "5"),
+        ],
         2,
         CLUSTER,
         None,
@@ -495,7 +479,7 @@ CHOICE_CASES = [
     ),
     pytest.param(
         [
-            _node("n", 6),
+            make_node("n").capacity(cpu="6", memory="6Gi").obj(),
             job("job-b", "n", 2),
             job("job-a", "n", 2, "not-a-number"),
             job("job-c", "n", 2, "1"),
@@ -507,7 +491,12 @@ CHOICE_CASES = [
         id="single-missing-or-bad-priority-is-0",
     ),
     pytest.param(
-        [_node("n", 4), job("a", "n", 1, "3"), job("b", "n", 1, "2"), job("c", "n", 2, "1")],
+        [
+            make_node("n").capacity(cpu="4", memory="4Gi").obj(),
+            job("a", "n", 1, "3"),
+            job("b", "n", 1, "2"),
+            job("c", "n", 2, "1"),
+        ],
         2,
         CLUSTER,
         None,
@@ -515,7 +504,7 @@ CHOICE_CASES = [
         id="single-skips-pods-too-small",
     ),
     pytest.param(
-        [_node("n", 2), job("a", "n", 1, "3"), job("b", "n", 1, "2")],
+        [make_node("n").capacity(cpu="2", memory="2Gi").obj(), job("a", "n", 1, "3"), job("b", "n", 1, "2")],
         2,
         CLUSTER,
         None,
@@ -524,7 +513,12 @@ CHOICE_CASES = [
     ),
     # enableMultiple: pods in priority order until they cover the shortfall
     pytest.param(
-        [_node("n", 3), job("p10", "n", 1, "10"), job("p30", "n", 1, "30"), job("p20", "n", 1, "20")],
+        [
+            make_node("n").capacity(cpu="3", memory="3Gi").obj(),
+            job("p10", "n", 1, "10"),
+            job("p30", "n", 1, "30"),
+            job("p20", "n", 1, "20"),
+        ],
         2,
         MULTIPLE,
         None,
@@ -532,7 +526,12 @@ CHOICE_CASES = [
         id="multiple-priority-order",
     ),
     pytest.param(
-        [_node("n", 3), job("b", "n", 1), job("c", "n", 1), job("a", "n", 1)],
+        [
+            make_node("n").capacity(cpu="3", memory="3Gi").obj(),
+            job("b", "n", 1),
+            job("c", "n", 1),
+            job("a", "n", 1),
+        ],
         2,
         MULTIPLE,
         None,
@@ -540,7 +539,12 @@ CHOICE_CASES = [
         id="multiple-tie-by-name",
     ),
     pytest.param(
-        [_node("n", 4), job("a", "n", 1, "3"), job("b", "n", 1, "2"), job("c", "n", 1, "1")],
+        [
+            make_node("n").capacity(cpu="4", memory="4Gi").obj(),
+            job("a", "n", 1, "3"),
+            job("b", "n", 1, "2"),
+            job("c", "n", 1, "1"),
+        ],
         2,
         MULTIPLE,
         None,
@@ -548,7 +552,12 @@ CHOICE_CASES = [
         id="multiple-counts-free-capacity",
     ),
     pytest.param(
-        [_node("n", 4), job("a", "n", 1, "3"), job("b", "n", 1, "2"), job("c", "n", 2, "1")],
+        [
+            make_node("n").capacity(cpu="4", memory="4Gi").obj(),
+            job("a", "n", 1, "3"),
+            job("b", "n", 1, "2"),
+            job("c", "n", 2, "1"),
+        ],
         2,
         MULTIPLE,
         None,
@@ -556,7 +565,11 @@ CHOICE_CASES = [
         id="multiple-stops-once-covered",
     ),
     pytest.param(
-        [_node("n", 2), job("a", "n", 1), _pod("plain", "n", 1)],
+        [
+            make_node("n").capacity(cpu="2", memory="2Gi").obj(),
+            job("a", "n", 1),
+            make_pod("plain").node("n").req(cpu="1", memory="1Gi").obj(),
+        ],
         2,
         MULTIPLE,
         None,
@@ -565,7 +578,7 @@ CHOICE_CASES = [
     ),
     # enough free capacity: nothing to pre-allocate
     pytest.param(
-        [_node("n", 4), job("a", "n", 1, "100")],
+        [make_node("n").capacity(cpu="4", memory="4Gi").obj(), job("a", "n", 1, "100")],
         2,
         MULTIPLE,
         None,
@@ -574,7 +587,11 @@ CHOICE_CASES = [
     ),
     # Default mode: candidates are the pods matching the owners, not the pre-allocatable label
     pytest.param(
-        [_node("n", 2), job("labelled", "n", 1, "100"), _pod("mine", "n", 1, labels=OWNER)],
+        [
+            make_node("n").capacity(cpu="2", memory="2Gi").obj(),
+            job("labelled", "n", 1, "100"),
+            make_pod("mine").label(OWNER).node("n").req(cpu="1", memory="1Gi").obj(),
+        ],
         1,
         None,
         None,
@@ -582,7 +599,11 @@ CHOICE_CASES = [
         id="default-mode-owners",
     ),
     pytest.param(
-        [_node("n", 2), job("labelled", "n", 1, "100"), _pod("mine", "n", 1, labels=OWNER)],
+        [
+            make_node("n").capacity(cpu="2", memory="2Gi").obj(),
+            job("labelled", "n", 1, "100"),
+            make_pod("mine").label(OWNER).node("n").req(cpu="1", memory="1Gi").obj(),
+        ],
         1,
         {"mode": "Default"},
         {"enableClusterMode": True},
@@ -590,7 +611,11 @@ CHOICE_CASES = [
         id="explicit-default-mode-wins-over-args",
     ),
     pytest.param(
-        [_node("n", 2), job("labelled", "n", 1, "100"), _pod("mine", "n", 1, labels=OWNER)],
+        [
+            make_node("n").capacity(cpu="2", memory="2Gi").obj(),
+            job("labelled", "n", 1, "100"),
+            make_pod("mine").label(OWNER).node("n").req(cpu="1", memory="1Gi").obj(),
+        ],
         1,
         None,
         {"enableClusterMode": True},
@@ -600,7 +625,7 @@ CHOICE_CASES = [
     # label and annotation keys from the plugin args
     pytest.param(
         [
-            _node("n", 2),
+            make_node("n").capacity(cpu="2", memory="2Gi").obj(),
             job("default-key", "n", 1, "100"),
             job("custom-key", "n", 1, key="example.com/spare"),
         ],
@@ -612,21 +637,19 @@ CHOICE_CASES = [
     ),
     pytest.param(
         [
-            _node("n", 2),
-            _pod(
-                "a",
-                "n",
-                1,
-                labels={PRE_ALLOCATABLE: "true"},
-                annotations={"example.com/rank": "1", PRIORITY: "9"},
-            ),
-            _pod(
-                "b",
-                "n",
-                1,
-                labels={PRE_ALLOCATABLE: "true"},
-                annotations={"example.com/rank": "2", PRIORITY: "1"},
-            ),
+            make_node("n").capacity(cpu="2", memory="2Gi").obj(),
+            make_pod("a")
+            .label({PRE_ALLOCATABLE: "true"})
+            .annotate({"example.com/rank": "1", PRIORITY: "9"})
+            .node("n")
+            .req(cpu="1", memory="1Gi")
+            .obj(),
+            make_pod("b")
+            .label({PRE_ALLOCATABLE: "true"})
+            .annotate({"example.com/rank": "2", PRIORITY: "1"})
+            .node("n")
+            .req(cpu="1", memory="1Gi")
+            .obj(),
         ],
         1,
         CLUSTER,
@@ -635,7 +658,11 @@ CHOICE_CASES = [
         id="priority-annotation-key-arg",
     ),
     pytest.param(
-        [_node("n", 2), _pod("a", "n", 1, labels={PRE_ALLOCATABLE: "false"}), job("b", "n", 1)],
+        [
+            make_node("n").capacity(cpu="2", memory="2Gi").obj(),
+            make_pod("a").label({PRE_ALLOCATABLE: "false"}).node("n").req(cpu="1", memory="1Gi").obj(),
+            job("b", "n", 1),
+        ],
         1,
         CLUSTER,
         None,
@@ -665,5 +692,10 @@ def test_pre_allocation_candidate_choice(
 )
 def test_prefer_no_pre_allocated_pods(prefer: bool, expected: tuple[str, str | None, list[str]]) -> None:
     """``full`` looks emptier once its pre-allocatable pod counts as freed; the preference picks ``free``."""
-    cluster = [_node("full", 4), job("spare", "full", 4), _node("free", 4), _pod("busy", "free", 1)]
+    cluster = [
+        make_node("full").capacity(cpu="4", memory="4Gi").obj(),
+        job("spare", "full", 4),
+        make_node("free").capacity(cpu="4", memory="4Gi").obj(),
+        make_pod("busy").node("free").req(cpu="1", memory="1Gi").obj(),
+    ]
     assert choose(cluster, 2, CLUSTER, {"preferNoPreAllocatedPods": prefer}) == expected

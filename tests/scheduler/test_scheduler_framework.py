@@ -21,27 +21,9 @@ from berth.scheduler.framework import (
     parse_config,
 )
 from berth.sim.engine import Simulation
+from builders import make_node, make_pod
 
 LOG: list[str] = []
-
-
-def node(name: str, cpu: str = "4") -> dict[str, Any]:
-    res = {"cpu": cpu, "memory": "8Gi", "pods": "110"}
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
-        "status": {"capacity": res, "allocatable": res},
-    }
-
-
-def pod(name: str, cpu: str = "1", **labels: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": "default", "labels": labels},
-        "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]},
-    }
 
 
 class Recorder:
@@ -145,13 +127,19 @@ def state_of(sim: Simulation, name: str) -> tuple[str | None, str | None]:
 
 
 def test_per_node_score_with_weight_decides() -> None:
-    sim = simulate([node("a"), node("b"), node("c"), pod("p")], {"prefer": "c"}, weight=5)
+    sim = simulate(
+        [make_node("a").obj(), make_node("b").obj(), make_node("c").obj(), make_pod("p").req(cpu="1").obj()],
+        {"prefer": "c"},
+        weight=5,
+    )
     assert state_of(sim, "p") == ("c", None)
     assert LOG == ["reserve p c", "bind-skip p", "postbind p c"]
 
 
 def test_per_node_filter_and_postfilter_message() -> None:
-    sim = simulate([node("a"), node("b"), pod("p")], {"reject": ["a", "b"]})
+    sim = simulate(
+        [make_node("a").obj(), make_node("b").obj(), make_pod("p").req(cpu="1").obj()], {"reject": ["a", "b"]}
+    )
     assert state_of(sim, "p") == (
         None,
         "0/2 nodes are available: 2 node(s) were rejected by Recorder. preemption: 0/2 nodes are available: "
@@ -161,12 +149,17 @@ def test_per_node_filter_and_postfilter_message() -> None:
 
 
 def test_prefilter_result_narrows_nodes() -> None:
-    sim = simulate([node("a"), node("b"), node("c"), pod("p")], {"only": ["b"]})
+    sim = simulate(
+        [make_node("a").obj(), make_node("b").obj(), make_node("c").obj(), make_pod("p").req(cpu="1").obj()],
+        {"only": ["b"]},
+    )
     assert state_of(sim, "p") == ("b", None)
 
 
 def test_prefilter_result_with_no_existing_node() -> None:
-    sim = simulate([node("a"), node("b"), pod("p")], {"only": []})
+    sim = simulate(
+        [make_node("a").obj(), make_node("b").obj(), make_pod("p").req(cpu="1").obj()], {"only": []}
+    )
     assert state_of(sim, "p") == (
         None,
         "0/2 nodes are available: node(s) didn't satisfy plugin(s) [Recorder]. preemption: 0/2 nodes are "
@@ -175,20 +168,20 @@ def test_prefilter_result_with_no_existing_node() -> None:
 
 
 def test_reserve_failure_unreserves() -> None:
-    sim = simulate([node("a"), pod("p", fail="reserve")])
+    sim = simulate([make_node("a").obj(), make_pod("p").req(cpu="1").label(fail="reserve").obj()])
     assert state_of(sim, "p") == (None, "reserve refused")
     assert LOG[:2] == ["reserve p a", "unreserve p a"]
     assert sim.scheduler.cache.table.info(0).pod_count == 0
 
 
 def test_permit_reject_unreserves() -> None:
-    sim = simulate([node("a"), pod("p", permit="reject")])
+    sim = simulate([make_node("a").obj(), make_pod("p").req(cpu="1").label(permit="reject").obj()])
     assert state_of(sim, "p") == (None, "permit refused")
     assert "unreserve p a" in LOG
 
 
 def test_permit_wait_times_out() -> None:
-    sim = simulate([node("a"), pod("p", permit="wait")], until=5.0)
+    sim = simulate([make_node("a").obj(), make_pod("p").req(cpu="1").label(permit="wait").obj()], until=5.0)
     assert sim.scheduler.cache.table.info(0).pod_count == 1  # assumed while waiting
     assert state_of(sim, "p") == (None, None)
     sim.clock.run(until=10.0)
@@ -199,13 +192,19 @@ def test_permit_wait_times_out() -> None:
 
 
 def test_permit_wait_then_allowed() -> None:
-    sim = simulate([node("a"), pod("w", permit="wait"), pod("x", permit="release")])
+    sim = simulate(
+        [
+            make_node("a").obj(),
+            make_pod("w").req(cpu="1").label(permit="wait").obj(),
+            make_pod("x").req(cpu="1").label(permit="release").obj(),
+        ]
+    )
     assert state_of(sim, "w") == ("a", None)
     assert state_of(sim, "x") == ("a", None)
 
 
 def test_prebind_error_forgets_and_retries_with_backoff() -> None:
-    sim = simulate([node("a"), pod("p", fail="prebind")], until=3.0)
+    sim = simulate([make_node("a").obj(), make_pod("p").req(cpu="1").label(fail="prebind").obj()], until=3.0)
     node_name, msg = state_of(sim, "p")
     assert (node_name, msg) == (None, "volume not ready")
     p = sim.store.get(("", "Pod"), "default", "p")

@@ -6,11 +6,7 @@ from typing import Any
 
 from berth.api.manifest import Manifest
 from berth.sim.engine import Simulation
-
-
-def node(name: str, cpu: str = "2") -> dict[str, Any]:
-    res = {"cpu": cpu, "memory": "8Gi", "pods": "110"}
-    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}, "status": {"allocatable": res}}
+from builders import make_node, make_pod
 
 
 def pc(name: str, value: int) -> dict[str, Any]:
@@ -22,23 +18,16 @@ def pc(name: str, value: int) -> dict[str, Any]:
     }
 
 
-def pod(
-    name: str, cpu: str, *, cls: str | None = None, nominated: str | None = None, gated: bool = False
-) -> dict[str, Any]:
-    spec: dict[str, Any] = {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]}
-    if cls:
-        spec["priorityClassName"] = cls
-    if gated:
-        spec["schedulingGates"] = [{"name": "example.com/hold"}]
-    obj: dict[str, Any] = {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": spec,
-    }
-    if nominated:
-        obj["status"] = {"nominatedNodeName": nominated}
-    return obj
+def nominee(priority_class: str) -> dict[str, Any]:
+    """The pod "nominee" (1500m, of ``priority_class``) nominated to n1 and held there by a scheduling gate."""
+    return (
+        make_pod("nominee")
+        .req(cpu="1500m")
+        .priority_class(priority_class)
+        .gate("example.com/hold")
+        .nominated("n1")
+        .obj()
+    )
 
 
 def run(docs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -51,9 +40,9 @@ def test_lower_priority_pod_respects_a_nomination() -> None:
     pods = run(
         [
             pc("high", 100),
-            node("n1"),
-            pod("nominee", "1500m", cls="high", nominated="n1", gated=True),
-            pod("low", "1"),
+            make_node("n1").capacity(cpu="2").obj(),
+            nominee("high"),
+            make_pod("low").req(cpu="1").obj(),
         ]
     )
     assert pods["low"]["spec"].get("nodeName") is None
@@ -68,9 +57,9 @@ def test_equal_priority_pod_respects_a_nomination() -> None:
     pods = run(
         [
             pc("high", 100),
-            node("n1"),
-            pod("nominee", "1500m", cls="high", nominated="n1", gated=True),
-            pod("same", "1", cls="high"),
+            make_node("n1").capacity(cpu="2").obj(),
+            nominee("high"),
+            make_pod("same").req(cpu="1").priority_class("high").obj(),
         ]
     )
     assert pods["same"]["spec"].get("nodeName") is None
@@ -81,9 +70,9 @@ def test_higher_priority_pod_ignores_a_lower_nomination() -> None:
         [
             pc("low", 10),
             pc("top", 1000),
-            node("n1"),
-            pod("nominee", "1500m", cls="low", nominated="n1", gated=True),
-            pod("urgent", "1", cls="top"),
+            make_node("n1").capacity(cpu="2").obj(),
+            nominee("low"),
+            make_pod("urgent").req(cpu="1").priority_class("top").obj(),
         ]
     )
     assert pods["urgent"]["spec"]["nodeName"] == "n1"
@@ -93,10 +82,10 @@ def test_nomination_elsewhere_does_not_block() -> None:
     pods = run(
         [
             pc("high", 100),
-            node("n1"),
-            node("n2"),
-            pod("nominee", "1500m", cls="high", nominated="n1", gated=True),
-            pod("low", "1"),
+            make_node("n1").capacity(cpu="2").obj(),
+            make_node("n2").capacity(cpu="2").obj(),
+            nominee("high"),
+            make_pod("low").req(cpu="1").obj(),
         ]
     )
     assert pods["low"]["spec"]["nodeName"] == "n2"
@@ -104,13 +93,28 @@ def test_nomination_elsewhere_does_not_block() -> None:
 
 def test_nominated_node_is_tried_first() -> None:
     # n1 is emptier (LeastAllocated prefers it) but the pod is nominated to n2, where it fits
-    pods = run([node("n1", cpu="8"), node("n2"), pod("p", "1", nominated="n2")])
+    pods = run(
+        [
+            make_node("n1").capacity(cpu="8").obj(),
+            make_node("n2").capacity(cpu="2").obj(),
+            make_pod("p").req(cpu="1").nominated("n2").obj(),
+        ]
+    )
     assert pods["p"]["spec"]["nodeName"] == "n2"
 
 
 def test_binding_drops_the_nomination() -> None:
     sim = Simulation()
-    sim.run_manifests([Manifest(d, "t") for d in [node("n1"), pod("p", "1", nominated="n1")]], until=5.0)
+    sim.run_manifests(
+        [
+            Manifest(d, "t")
+            for d in [
+                make_node("n1").capacity(cpu="2").obj(),
+                make_pod("p").req(cpu="1").nominated("n1").obj(),
+            ]
+        ],
+        until=5.0,
+    )
     assert (
         sim.scheduler.nominator.node_of(sim.store.get(("", "Pod"), "default", "p")["metadata"]["uid"]) == ""
     )
@@ -118,9 +122,13 @@ def test_binding_drops_the_nomination() -> None:
 
 def test_deleting_a_nominated_pod_frees_its_room_at_once() -> None:
     sim = Simulation()
-    docs = [pc("high", 100), node("n1"), pod("nominee", "1500m", cls="high", nominated="n1", gated=True)]
+    docs = [
+        pc("high", 100),
+        make_node("n1").capacity(cpu="2").obj(),
+        nominee("high"),
+    ]
     sim.run_manifests([Manifest(d, "test") for d in docs], until=1.0)
-    sim.run_manifests([Manifest(pod("low", "1"), "test")], until=2.0)
+    sim.run_manifests([Manifest(make_pod("low").req(cpu="1").obj(), "test")], until=2.0)
     assert sim.store.get(("", "Pod"), "default", "low")["spec"].get("nodeName") is None
     sim.store.delete(("", "Pod"), "default", "nominee")
     sim.run_until_idle()

@@ -9,20 +9,7 @@ from berth.clock import SimClock
 from berth.scheduler.framework.podinfo import PodInfo
 from berth.scheduler.framework.status import Code, Status
 from berth.scheduler.queue import SchedulingQueue
-
-
-def pod(name: str, priority: int = 0, gates: list[str] | None = None) -> PodInfo:
-    spec: dict[str, Any] = {"priority": priority, "containers": [{"name": "c"}]}
-    if gates:
-        spec["schedulingGates"] = [{"name": g} for g in gates]
-    return PodInfo(
-        {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {"name": name, "namespace": "default", "uid": f"uid-{name}"},
-            "spec": spec,
-        }
-    )
+from builders import make_pod
 
 
 def gate(p: PodInfo) -> Status:
@@ -47,11 +34,11 @@ def make_queue(
 def test_pops_by_priority_then_arrival() -> None:
     clock = SimClock()
     q = make_queue(clock)
-    q.add(pod("low", 1))
+    q.add(make_pod("low").uid("uid-low").priority(1).info())
     clock.run(until=1)
-    q.add(pod("high", 10))
+    q.add(make_pod("high").uid("uid-high").priority(10).info())
     clock.run(until=2)
-    q.add(pod("low2", 1))
+    q.add(make_pod("low2").uid("uid-low2").priority(1).info())
     names = []
     while (qp := q.pop()) is not None:
         names.append(qp.pod.name)
@@ -61,7 +48,7 @@ def test_pops_by_priority_then_arrival() -> None:
 def test_backoff_doubles_to_ten_seconds() -> None:
     clock = SimClock()
     q = make_queue(clock)
-    q.add(pod("p"))
+    q.add(make_pod("p").uid("uid-p").info())
     qp = q.pop()
     waited = []
     for _ in range(6):
@@ -79,7 +66,7 @@ def test_unschedulable_waits_for_relevant_event() -> None:
     clock = SimClock()
     interested = lambda qp, resource, action: resource == "Node"  # noqa: E731
     q = make_queue(clock, interested)
-    q.add(pod("p"))
+    q.add(make_pod("p").uid("uid-p").info())
     qp = q.pop()
     assert qp is not None
     q.add_unschedulable(qp, {"NodeResourcesFit"}, q.scheduling_cycle)
@@ -94,7 +81,7 @@ def test_unschedulable_waits_for_relevant_event() -> None:
 def test_move_during_cycle_sends_to_backoff() -> None:
     clock = SimClock()
     q = make_queue(clock)
-    q.add(pod("p"))
+    q.add(make_pod("p").uid("uid-p").info())
     qp = q.pop()
     assert qp is not None
     cycle = q.scheduling_cycle
@@ -109,7 +96,7 @@ def test_move_during_cycle_sends_to_backoff() -> None:
 def test_flushed_after_five_minutes() -> None:
     clock = SimClock()
     q = make_queue(clock, lambda *a: False)
-    q.add(pod("p"))
+    q.add(make_pod("p").uid("uid-p").info())
     qp = q.pop()
     assert qp is not None
     q.add_unschedulable(qp, {"X"}, q.scheduling_cycle)
@@ -123,10 +110,10 @@ def test_flushed_after_five_minutes() -> None:
 def test_gated_pod_enters_active_when_gates_removed() -> None:
     clock = SimClock()
     q = make_queue(clock)
-    q.add(pod("g", gates=["wait"]))
+    q.add(make_pod("g").uid("uid-g").gate("wait").info())
     assert q.pop() is None
     assert q.unschedulable["uid-g"].where == "gated"
-    q.update(pod("g"))
+    q.update(make_pod("g").uid("uid-g").info())
     popped = q.pop()
     assert popped is not None and popped.pod.name == "g"
 
@@ -134,7 +121,7 @@ def test_gated_pod_enters_active_when_gates_removed() -> None:
 def test_deleted_pod_never_pops() -> None:
     clock = SimClock()
     q = make_queue(clock)
-    q.add(pod("p"))
+    q.add(make_pod("p").uid("uid-p").info())
     q.delete("uid-p")
     assert q.pop() is None
 
@@ -146,14 +133,16 @@ def _where(q: SchedulingQueue, uid: str) -> str:
 def test_backoff_completes_with_its_whole_second_window() -> None:
     clock = SimClock()
     q = make_queue(clock, pop_from_backoff=True)
-    q.add(pod("busy", 100))  # keeps activeQ non-empty, so nothing is popped early
+    q.add(
+        make_pod("busy").uid("uid-busy").priority(100).info()
+    )  # keeps activeQ non-empty, so nothing is popped early
     clock.run(until=0.3)
-    q.add(pod("p"))
+    q.add(make_pod("p").uid("uid-p").info())
     qp = q.pop()
     assert qp is not None and qp.pod.name == "busy"
     qp = q.pop()
     assert qp is not None and qp.pod.name == "p"
-    q.add(pod("busy2", 100))
+    q.add(make_pod("busy2").uid("uid-busy2").priority(100).info())
     q.add_unschedulable(qp, {"NodeResourcesFit"}, q.scheduling_cycle)
     q.move_all("Node", "Add")
     # failed at 0.3 with a 1 s backoff: expires at 1.3, in the window [1, 2), flushed at 2.0
@@ -167,7 +156,7 @@ def test_idle_queue_pops_backoff_by_window_then_priority_but_not_errors() -> Non
     clock = SimClock()
     q = make_queue(clock, pop_from_backoff=True)
     for name, prio in (("low", 1), ("high", 5), ("err", 9)):
-        q.add(pod(name, prio))
+        q.add(make_pod(name).uid(f"uid-{name}").priority(prio).info())
     popped = {}
     while (qp := q.pop()) is not None:
         popped[qp.pod.name] = qp
@@ -189,7 +178,7 @@ def test_idle_queue_pops_backoff_by_window_then_priority_but_not_errors() -> Non
 def test_early_pop_at_most_once_per_instant() -> None:
     clock = SimClock()
     q = make_queue(clock, pop_from_backoff=True)
-    q.add(pod("p"))
+    q.add(make_pod("p").uid("uid-p").info())
     qp = q.pop()
     assert qp is not None
     cycle = q.scheduling_cycle
@@ -211,7 +200,7 @@ def test_early_pop_skips_pods_the_scheduler_knows_would_fail() -> None:
     clock = SimClock()
     q = make_queue(clock, pop_from_backoff=True, skip_early=lambda qp: qp.pod.name.startswith("twin"))
     for name in ("twin-a", "other"):
-        q.add(pod(name))
+        q.add(make_pod(name).uid(f"uid-{name}").info())
     popped = [q.pop(), q.pop()]
     cycle = q.scheduling_cycle
     q.move_all("Node", "Add")
@@ -230,7 +219,7 @@ def test_event_during_attempt_matters_only_to_interested_plugins() -> None:
     clock = SimClock()
     interested = lambda qp, resource, action: resource == "Node"  # noqa: E731
     q = make_queue(clock, interested, pop_from_backoff=True)
-    q.add(pod("p"))
+    q.add(make_pod("p").uid("uid-p").info())
     qp = q.pop()
     assert qp is not None
     cycle = q.scheduling_cycle

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from types import SimpleNamespace
-from typing import Any
 
 import numpy as np
 
@@ -11,22 +10,13 @@ from berth.scheduler.builtin import builtin_registry
 from berth.scheduler.framework.nodetable import NodeTable
 from berth.scheduler.scheduler import Scheduler
 from berth.sim.engine import Simulation
-
-
-def node(name: str, zone: str | None = None) -> dict[str, Any]:
-    labels = {"topology.kubernetes.io/zone": zone} if zone else {}
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": name, "labels": labels},
-        "status": {"allocatable": {"cpu": "1", "memory": "1Gi", "pods": "10"}},
-    }
+from builders import make_node
 
 
 def test_zone_order_interleaves_zones_in_first_seen_order() -> None:
     t = NodeTable()
     for name, zone in [("a1", "a"), ("a2", "a"), ("a3", "a"), ("b1", "b"), ("c1", "c"), ("b2", "b")]:
-        t.set_node(node(name, zone))
+        t.set_node(make_node(name).zone(zone).capacity(cpu="1", memory="1Gi", pods="10").obj())
     order = t.zone_order()
     assert order is not None
     assert [t.names[i] for i in order] == ["a1", "b1", "c1", "a2", "b2", "a3"]
@@ -35,14 +25,14 @@ def test_zone_order_interleaves_zones_in_first_seen_order() -> None:
 def test_zone_order_without_zones_is_insertion_order() -> None:
     t = NodeTable()
     for i in range(5):
-        t.set_node(node(f"n{i}"))
+        t.set_node(make_node(f"n{i}").capacity(cpu="1", memory="1Gi", pods="10").obj())
     assert t.zone_order() is None
 
 
 def scheduler_with(nodes: int) -> Scheduler:
     sim = Simulation(registry=builtin_registry())
     for i in range(nodes):
-        sim.scheduler.cache.set_node(node(f"n{i}"))
+        sim.scheduler.cache.set_node(make_node(f"n{i}").capacity(cpu="1", memory="1Gi", pods="10").obj())
     return sim.scheduler
 
 
@@ -79,7 +69,9 @@ def test_sampling_walks_zones_round_robin() -> None:
     sim = Simulation(registry=builtin_registry())
     for z in "abc":
         for i in range(100):
-            sim.scheduler.cache.set_node(node(f"{z}{i}", z))
+            sim.scheduler.cache.set_node(
+                make_node(f"{z}{i}").zone(z).capacity(cpu="1", memory="1Gi", pods="10").obj()
+            )
     s = sim.scheduler
     fw = SimpleNamespace(percentage_of_nodes_to_score=None)  # 300 nodes: 144 to find
     passed = np.ones(300, dtype=np.bool_)

@@ -12,16 +12,16 @@ EXAMPLE = str(Path(__file__).resolve().parents[2] / "examples" / "spreading")
 ZONE = {"a1": "zone-a", "a2": "zone-a", "b1": "zone-b", "b2": "zone-b", "c1": "zone-c", "c2": "zone-c"}
 
 
-def _pods(run: Run, app: str) -> list[dict]:  # type: ignore[type-arg]
+def _app_pods(run: Run, app: str) -> list[dict]:  # type: ignore[type-arg]
     return [o for o in run.objects() if o["kind"] == "Pod" and o["metadata"]["labels"].get("app") == app]
 
 
 def test_spreading_example(simulate: Callable[..., Run]) -> None:
     run = simulate(None, paths=[EXAMPLE])
     assert run.exit_code == 0, run.stderr
-    web = _pods(run, "web")
+    web = _app_pods(run, "web")
     assert Counter(ZONE[p["spec"]["nodeName"]] for p in web) == {"zone-a": 2, "zone-b": 2, "zone-c": 2}
-    agents = _pods(run, "agent")
+    agents = _app_pods(run, "agent")
     placed = sorted(p["spec"].get("nodeName", "") for p in agents)
     assert placed == ["", "a1", "a2", "b1", "b2", "c1", "c2"]  # one per node, the seventh cannot go anywhere
     (pending,) = [p for p in agents if not p["spec"].get("nodeName")]

@@ -8,10 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from conftest import Run, node, pod
+from conftest import Run
 from typer.testing import CliRunner
 
 from berth.cli import app
+from builders import make_node, make_pod
 
 # only three scoring plugins, so every expected score below follows from kube's formulas by hand
 CONFIG: dict[str, Any] = {
@@ -52,11 +53,11 @@ PREFER_Z1 = {
 
 def _docs() -> list[dict[str, Any]]:
     return [
-        node("a", cpu="4", memory="8Gi", labels={"zone": "z1"}),
-        node("b", cpu="8", memory="8Gi", labels={"zone": "z2"}),
-        node("c", cpu="4", memory="8Gi", taints=[TAINT]),
-        pod("web", cpu="1", memory="1Gi", affinity=PREFER_Z1),
-        pod("big", cpu="16", memory="1Gi"),
+        make_node("a").capacity(cpu="4", memory="8Gi").label(zone="z1").obj(),
+        make_node("b").capacity(cpu="8", memory="8Gi").label(zone="z2").obj(),
+        make_node("c").capacity(cpu="4", memory="8Gi").taints(TAINT).obj(),
+        make_pod("web").req(cpu="1", memory="1Gi").affinity(PREFER_Z1).obj(),
+        make_pod("big").req(cpu="16", memory="1Gi").obj(),
     ]
 
 

@@ -8,20 +8,24 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "preemption"))
 
-from preemption_helpers import node, pod, simulate
+from preemption_helpers import simulate
+
+from builders import make_node, make_pod
 
 
 def _running(name: str) -> dict[str, Any]:
-    p = pod(name, cpu="1")
-    p["metadata"]["annotations"] = {"berth.dev/duration": "10s"}
-    return p
+    return make_pod(name).req(cpu="1").annotate({"berth.dev/duration": "10s"}).obj()
 
 
 def test_pods_finishing_together_free_their_room_at_once() -> None:
     # two 1-CPU pods finish at t=10 on a 2-CPU node; the 2-CPU pod waiting since t=1 is retried once, after
     # both are gone, and binds at t=10
     sim = simulate(
-        [(0, [node("n", cpu="2"), _running("a"), _running("b")]), (1, [pod("big", cpu="2")])], until=20
+        [
+            (0, [make_node("n").capacity(cpu="2").obj(), _running("a"), _running("b")]),
+            (1, [make_pod("big").req(cpu="2").obj()]),
+        ],
+        until=20,
     )
     assert sim.scheduler.stats.attempts == 4  # a, b, big failing at t=1, big binding at t=10
     sim.events.flush()

@@ -7,7 +7,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from conftest import Run, node, pod
+from conftest import Run
+
+from builders import make_node, make_pod
 
 Simulate = Callable[..., Run]
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "quickstart"
@@ -63,7 +65,7 @@ def test_quickstart_table_output(simulate: Simulate) -> None:
 
 
 def test_scheduled_event_and_condition(simulate: Simulate) -> None:
-    r = simulate([node("n1"), pod("p1")])
+    r = simulate([make_node("n1").obj(), make_pod("p1").req(cpu="1", memory="1Gi").obj()])
     assert r.exit_code == 0
     p = r.get("Pod", "p1")
     assert p["spec"]["nodeName"] == "n1"
@@ -80,7 +82,15 @@ def test_scheduled_event_and_condition(simulate: Simulate) -> None:
 
 
 def test_output_is_sorted_by_kind_namespace_name(simulate: Simulate) -> None:
-    r = simulate([pod("b", namespace="z"), pod("a", namespace="z"), node("n2"), node("n1"), pod("c")])
+    r = simulate(
+        [
+            make_pod("b").ns("z").req(cpu="1", memory="1Gi").obj(),
+            make_pod("a").ns("z").req(cpu="1", memory="1Gi").obj(),
+            make_node("n2").obj(),
+            make_node("n1").obj(),
+            make_pod("c").req(cpu="1", memory="1Gi").obj(),
+        ]
+    )
     keys = [
         (o["kind"], o["metadata"].get("namespace", ""), o["metadata"]["name"])
         for o in r.objects()
@@ -100,7 +110,12 @@ def test_output_is_sorted_by_kind_namespace_name(simulate: Simulate) -> None:
 
 
 def test_built_in_priority_classes_exist(simulate: Simulate) -> None:
-    r = simulate([node("n1"), pod("critical", priorityClassName="system-node-critical")])
+    r = simulate(
+        [
+            make_node("n1").obj(),
+            make_pod("critical").req(cpu="1", memory="1Gi").priority_class("system-node-critical").obj(),
+        ]
+    )
     pcs = {
         o["metadata"]["name"]: (o["value"], o["preemptionPolicy"])
         for o in r.objects()
@@ -114,14 +129,16 @@ def test_built_in_priority_classes_exist(simulate: Simulate) -> None:
 
 
 def test_same_seed_same_result(simulate: Simulate) -> None:
-    docs = [node(f"n{i}") for i in range(6)] + [pod(f"p{i}", cpu="500m") for i in range(20)]
+    docs = [make_node(f"n{i}").obj() for i in range(6)] + [
+        make_pod(f"p{i}").req(cpu="500m", memory="1Gi").obj() for i in range(20)
+    ]
     a = simulate(docs, "--seed", "3")
     b = simulate(docs, "--seed", "3")
     assert a.stdout == b.stdout
 
 
 def test_seed_changes_tie_breaks(simulate: Simulate) -> None:
-    docs = [node(f"n{i}") for i in range(8)] + [pod("p", cpu="1")]
+    docs = [make_node(f"n{i}").obj() for i in range(8)] + [make_pod("p").req(cpu="1", memory="1Gi").obj()]
     chosen = {simulate(docs, "--seed", str(s)).get("Pod", "p")["spec"]["nodeName"] for s in range(12)}
     assert len(chosen) > 1
 
@@ -131,16 +148,18 @@ def test_unschedulable_pod_retried_when_node_arrives(simulate: Simulate) -> None
         "apiVersion": "berth.dev/v1alpha1",
         "kind": "Scenario",
         "metadata": {"name": "s"},
-        "spec": {"steps": [{"at": "2m", "create": [node("big", cpu="16")]}]},
+        "spec": {"steps": [{"at": "2m", "create": [make_node("big").capacity(cpu="16").obj()]}]},
     }
-    r = simulate([node("small", cpu="2"), pod("p", cpu="8"), scenario])
+    r = simulate(
+        [make_node("small").capacity(cpu="2").obj(), make_pod("p").req(cpu="8", memory="1Gi").obj(), scenario]
+    )
     p = r.get("Pod", "p")
     assert p["spec"]["nodeName"] == "big"
     ev = [(e["reason"], e["count"]) for e in r.events("p")]
     assert ev == [("FailedScheduling", 1), ("Scheduled", 1)]
 
 
-def _first_deleted_at_one_minute(**first_spec: Any) -> dict[str, Any]:
+def _first_deleted_at_one_minute(annotations: dict[str, str] | None = None) -> dict[str, Any]:
     """A 2-CPU node running "first" (deleted at 1m) and "second" waiting for its room from 10s."""
     return {
         "apiVersion": "berth.dev/v1alpha1",
@@ -149,8 +168,14 @@ def _first_deleted_at_one_minute(**first_spec: Any) -> dict[str, Any]:
         "spec": {
             "until": "5m",
             "steps": [
-                {"at": "0s", "create": [node("n", cpu="2"), pod("first", cpu="2", **first_spec)]},
-                {"at": "10s", "create": [pod("second", cpu="2")]},
+                {
+                    "at": "0s",
+                    "create": [
+                        make_node("n").capacity(cpu="2").obj(),
+                        make_pod("first").req(cpu="2", memory="1Gi").annotate(annotations).obj(),
+                    ],
+                },
+                {"at": "10s", "create": [make_pod("second").req(cpu="2", memory="1Gi").obj()]},
                 {
                     "at": "1m",
                     "delete": [{"apiVersion": "v1", "kind": "Pod", "namespace": "default", "name": "first"}],
@@ -185,7 +210,7 @@ def test_patch_cordons_a_node(simulate: Simulate) -> None:
         "metadata": {"name": "s"},
         "spec": {
             "steps": [
-                {"at": "0s", "create": [node("a"), node("b")]},
+                {"at": "0s", "create": [make_node("a").obj(), make_node("b").obj()]},
                 {
                     "at": "1m",
                     "patch": [
@@ -197,7 +222,10 @@ def test_patch_cordons_a_node(simulate: Simulate) -> None:
                         }
                     ],
                 },
-                {"at": "2m", "create": [pod(f"p{i}", cpu="100m") for i in range(4)]},
+                {
+                    "at": "2m",
+                    "create": [make_pod(f"p{i}").req(cpu="100m", memory="1Gi").obj() for i in range(4)],
+                },
             ]
         },
     }
@@ -206,22 +234,27 @@ def test_patch_cordons_a_node(simulate: Simulate) -> None:
 
 
 def test_until_and_startup_duration(simulate: Simulate) -> None:
-    p = pod("job", annotations={"berth.dev/startup": "30s", "berth.dev/duration": "2m"})
-    early = simulate([node("n"), p], "--until", "20s")
+    p = (
+        make_pod("job")
+        .req(cpu="1", memory="1Gi")
+        .annotate({"berth.dev/startup": "30s", "berth.dev/duration": "2m"})
+        .obj()
+    )
+    early = simulate([make_node("n").obj(), p], "--until", "20s")
     assert early.get("Pod", "job")["status"]["phase"] == "Pending"
-    running = simulate([node("n"), p], "--until", "2m")
+    running = simulate([make_node("n").obj(), p], "--until", "2m")
     assert running.get("Pod", "job")["status"]["phase"] == "Running"
     assert running.get("Pod", "job")["status"]["startTime"] == "2024-01-01T00:00:30Z"
-    done = simulate([node("n"), p], "--until", "2m30s")
+    done = simulate([make_node("n").obj(), p], "--until", "2m30s")
     assert done.get("Pod", "job")["status"]["phase"] == "Succeeded"
 
 
 def test_priority_orders_the_queue(simulate: Simulate) -> None:
     docs = [
         pc("high", 1000),
-        node("n", cpu="1"),
-        pod("low", cpu="1"),
-        pod("urgent", cpu="1", priorityClassName="high"),
+        make_node("n").capacity(cpu="1").obj(),
+        make_pod("low").req(cpu="1", memory="1Gi").obj(),
+        make_pod("urgent").req(cpu="1", memory="1Gi").priority_class("high").obj(),
     ]
     r = simulate(docs)
     assert r.get("Pod", "urgent")["spec"]["nodeName"] == "n"
@@ -229,14 +262,18 @@ def test_priority_orders_the_queue(simulate: Simulate) -> None:
 
 
 def test_unknown_priority_class_is_refused(simulate: Simulate) -> None:
-    r = simulate([node("n"), pod("p", priorityClassName="missing")])
+    r = simulate(
+        [make_node("n").obj(), make_pod("p").req(cpu="1", memory="1Gi").priority_class("missing").obj()]
+    )
     assert r.exit_code == 0
     assert 'pods "p" is forbidden: no PriorityClass with name missing was found' in r.stderr
     assert [o for o in r.objects() if o["kind"] == "Pod"] == []
 
 
 def test_scheduling_gates_hold_the_pod(simulate: Simulate) -> None:
-    r = simulate([node("n"), pod("gated", schedulingGates=[{"name": "example.com/wait"}])])
+    r = simulate(
+        [make_node("n").obj(), make_pod("gated").req(cpu="1", memory="1Gi").gate("example.com/wait").obj()]
+    )
     p = r.get("Pod", "gated")
     assert p["spec"].get("nodeName") is None
     assert r.events("gated") == []
@@ -263,7 +300,12 @@ def test_scheduler_config_most_allocated(simulate: Simulate, tmp_path: Path) -> 
             }
         )
     )
-    docs = [node("a"), node("b"), pod("p1", cpu="1", nodeName="a"), pod("p2", cpu="1")]
+    docs = [
+        make_node("a").obj(),
+        make_node("b").obj(),
+        make_pod("p1").req(cpu="1", memory="1Gi").node("a").obj(),
+        make_pod("p2").req(cpu="1", memory="1Gi").obj(),
+    ]
     least = simulate(docs)
     most = simulate(docs, "--scheduler-config", str(conf))
     assert least.get("Pod", "p2")["spec"]["nodeName"] == "b"
@@ -289,10 +331,10 @@ def test_second_profile_by_scheduler_name(simulate: Simulate, tmp_path: Path) ->
     )
     taint = [{"key": "k", "value": "v", "effect": "NoSchedule"}]
     docs = [
-        node("t", taints=taint),
-        pod("plain"),
-        pod("custom", schedulerName="no-taints"),
-        pod("foreign", schedulerName="other"),
+        make_node("t").taints(*taint).obj(),
+        make_pod("plain").req(cpu="1", memory="1Gi").obj(),
+        make_pod("custom").req(cpu="1", memory="1Gi").scheduler("no-taints").obj(),
+        make_pod("foreign").req(cpu="1", memory="1Gi").scheduler("other").obj(),
     ]
     r = simulate(docs, "--scheduler-config", str(conf))
     assert r.get("Pod", "plain")["spec"].get("nodeName") is None
@@ -303,7 +345,16 @@ def test_second_profile_by_scheduler_name(simulate: Simulate, tmp_path: Path) ->
 
 def test_report_file(simulate: Simulate, tmp_path: Path) -> None:
     report = tmp_path / "report.json"
-    r = simulate([node("n", cpu="2"), pod("a"), pod("b"), pod("c")], "--report", str(report))
+    r = simulate(
+        [
+            make_node("n").capacity(cpu="2").obj(),
+            make_pod("a").req(cpu="1", memory="1Gi").obj(),
+            make_pod("b").req(cpu="1", memory="1Gi").obj(),
+            make_pod("c").req(cpu="1", memory="1Gi").obj(),
+        ],
+        "--report",
+        str(report),
+    )
     assert r.exit_code == 0
     data = json.loads(report.read_text())
     assert data["pods"]["total"] == 3
@@ -315,8 +366,8 @@ def test_report_file(simulate: Simulate, tmp_path: Path) -> None:
 
 
 def test_invalid_quantity_exits_2_and_applies_nothing(simulate: Simulate) -> None:
-    bad = pod("p", cpu="500x")
-    r = simulate([node("n"), bad])
+    bad = make_pod("p").req(cpu="500x", memory="1Gi").obj()
+    r = simulate([make_node("n").obj(), bad])
     assert r.exit_code == 2
     assert r.stdout == ""
     assert 'Pod "default/p": spec.containers[0].resources.requests.cpu: invalid quantity "500x"' in r.stderr
@@ -341,7 +392,7 @@ def test_bad_scheduler_config_exits_2(simulate: Simulate, tmp_path: Path) -> Non
             }
         )
     )
-    r = simulate([node("n")], "--scheduler-config", str(conf))
+    r = simulate([make_node("n").obj()], "--scheduler-config", str(conf))
     assert r.exit_code == 2
     assert "percentageOfNodesToScore: Invalid value: 300" in r.stderr
 
@@ -359,13 +410,19 @@ def test_bad_scenario_step_exits_2(simulate: Simulate) -> None:
 
 
 def test_bad_until_exits_2(simulate: Simulate) -> None:
-    r = simulate([node("n")], "--until", "later")
+    r = simulate([make_node("n").obj()], "--until", "later")
     assert r.exit_code == 2
     assert '--until: invalid duration "later"' in r.stderr
 
 
 def test_events_are_reported_by_the_profile(simulate: Simulate) -> None:
-    r = simulate([node("n"), pod("k", schedulerName="koord-scheduler"), pod("d")])
+    r = simulate(
+        [
+            make_node("n").obj(),
+            make_pod("k").req(cpu="1", memory="1Gi").scheduler("koord-scheduler").obj(),
+            make_pod("d").req(cpu="1", memory="1Gi").obj(),
+        ]
+    )
     sources = {
         e["involvedObject"]["name"]: (e["source"]["component"], e["reportingComponent"], e["action"])
         for e in r.objects()

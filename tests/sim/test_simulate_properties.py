@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from conftest import node, pod
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from berth.api.manifest import Manifest
 from berth.api.resources import node_allocatable, pod_requests
 from berth.sim.engine import Simulation
+from builders import expr, make_node, make_pod
 
 CPUS = ["100m", "250m", "500m", "1", "2", "3"]
 MEMS = ["128Mi", "512Mi", "1Gi", "2Gi", "3Gi"]
@@ -24,36 +24,28 @@ def clusters(draw: Any) -> list[dict[str, Any]]:
     docs: list[dict[str, Any]] = []
     for i in range(n_nodes):
         docs.append(
-            node(
-                f"n{i}",
+            make_node(f"n{i}")
+            .capacity(
                 cpu=draw(st.sampled_from(["1", "2", "4"])),
                 memory=draw(st.sampled_from(["2Gi", "4Gi"])),
                 pods=draw(st.sampled_from(["3", "110"])),
-                labels={"zone": draw(st.sampled_from("ab"))},
-                taints=TAINT if draw(st.booleans()) and i else None,
-                unschedulable=draw(st.integers(0, 9)) == 0,
             )
+            .label(zone=draw(st.sampled_from("ab")))
+            .taints(*(TAINT if draw(st.booleans()) and i else []))
+            .unschedulable(draw(st.integers(0, 9)) == 0)
+            .obj()
         )
     for j in range(draw(st.integers(0, 14))):
-        spec: dict[str, Any] = {}
+        p = make_pod(f"p{j}")
         if draw(st.booleans()):
-            spec["tolerations"] = TOLERATE
+            p.tolerations(*TOLERATE)
         if draw(st.integers(0, 3)) == 0:
-            spec["nodeSelector"] = {"zone": draw(st.sampled_from("ab"))}
+            p.node_selector(zone=draw(st.sampled_from("ab")))
         if draw(st.integers(0, 3)) == 0:
-            spec["affinity"] = {
-                "nodeAffinity": {
-                    "preferredDuringSchedulingIgnoredDuringExecution": [
-                        {
-                            "weight": draw(st.integers(1, 100)),
-                            "preference": {
-                                "matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]
-                            },
-                        }
-                    ]
-                }
-            }
-        docs.append(pod(f"p{j}", cpu=draw(st.sampled_from(CPUS)), memory=draw(st.sampled_from(MEMS)), **spec))
+            p.preferred_node_affinity(
+                (draw(st.integers(1, 100)), {"matchExpressions": [expr("zone", "In", "a")]})
+            )
+        docs.append(p.req(cpu=draw(st.sampled_from(CPUS)), memory=draw(st.sampled_from(MEMS))).obj())
     return docs
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import node, pod
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -13,6 +12,7 @@ from berth.api.manifest import load_manifests
 from berth.scheduler.trace import Tracer
 from berth.sim.engine import Simulation
 from berth.sim.scenario import Plan, Step, build_plan
+from builders import make_node, make_pod
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -39,7 +39,10 @@ def test_examples_place_pods_alike(example: str) -> None:
 )
 def test_random_clusters_place_pods_alike(nodes: list[tuple[str, bool]], pods: list[str], seed: int) -> None:
     taint = [{"key": "t", "value": "x", "effect": "PreferNoSchedule"}]
-    docs = [node(f"n{i}", cpu, taints=taint if tainted else None) for i, (cpu, tainted) in enumerate(nodes)]
-    docs += [pod(f"p{j}", cpu) for j, cpu in enumerate(pods)]
+    docs = [
+        make_node(f"n{i}").capacity(cpu=cpu).taints(*(taint if tainted else [])).obj()
+        for i, (cpu, tainted) in enumerate(nodes)
+    ]
+    docs += [make_pod(f"p{j}").req(cpu=cpu, memory="1Gi").obj() for j, cpu in enumerate(pods)]
     plan = Plan([Step(0.0, docs)])
     assert _placements(plan, False, seed) == _placements(Plan([Step(0.0, docs)]), True, seed)

@@ -10,6 +10,7 @@ from berth.api.errors import AlreadyExists, BadRequest, Conflict, Forbidden, Inv
 from berth.api.labels import parse_selector
 from berth.clock import SimClock
 from berth.store import KindSpec, MemoryStore, copy_object, static_kinds
+from builders import make_node, make_pod
 
 POD = ("", "Pod")
 NODE = ("", "Node")
@@ -29,31 +30,10 @@ def make_store(**kw: Any) -> MemoryStore:
     return MemoryStore(kinds=KINDS, **kw)
 
 
-def pod(name: str, ns: str | None = "default", **spec: Any) -> dict[str, Any]:
-    meta: dict[str, Any] = {"name": name}
-    if ns is not None:
-        meta["namespace"] = ns
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": meta,
-        "spec": {"containers": [{"name": "c", "image": "x"}], **spec},
-    }
-
-
-def node(name: str, labels: dict[str, str] | None = None) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": name, "labels": labels or {}},
-        "spec": {},
-    }
-
-
 def test_create_stamps_system_fields() -> None:
     clock = SimClock(start=5.7)
     store = make_store(clock=clock)
-    out = store.create(pod("p1", ns=None))
+    out = store.create(make_pod("p1").ns(None).obj())
     assert out["metadata"]["namespace"] == "default"
     assert out["metadata"]["resourceVersion"] == "1"
     assert out["metadata"]["creationTimestamp"] == "2024-01-01T00:00:05Z"
@@ -66,7 +46,7 @@ def test_create_stamps_system_fields() -> None:
 
 def test_create_copies_input_and_clears_system_fields() -> None:
     store = make_store()
-    src = pod("p1")
+    src = make_pod("p1").obj()
     src["metadata"].update({"uid": "u", "resourceVersion": "77", "deletionTimestamp": "x"})
     out = store.create(src)
     src["spec"]["containers"][0]["name"] = "mutated"
@@ -97,9 +77,9 @@ def test_same_seed_same_uids_and_names() -> None:
         store = make_store(seed=seed)
         out = []
         for i in range(3):
-            o = store.create({**pod(""), "metadata": {"generateName": "web-", "namespace": "default"}})
+            o = store.create(make_pod("").meta(name=None, generateName="web-").obj())
             out += [o["metadata"]["name"], o["metadata"]["uid"]]
-            out.append(store.create(pod(f"p{i}"))["metadata"]["uid"])
+            out.append(store.create(make_pod(f"p{i}").obj())["metadata"]["uid"])
         return out
 
     assert run(0) == run(0)
@@ -111,7 +91,7 @@ def test_same_seed_same_uids_and_names() -> None:
 
 def test_generate_name_truncates_base() -> None:
     store = make_store()
-    out = store.create({**pod(""), "metadata": {"generateName": "a" * 70}})
+    out = store.create(make_pod("").ns(None).meta(name=None, generateName="a" * 70).obj())
     assert out["metadata"]["name"].startswith("a" * 58)
     assert len(out["metadata"]["name"]) == 63
 
@@ -119,7 +99,7 @@ def test_generate_name_truncates_base() -> None:
 def test_missing_name_is_invalid() -> None:
     store = make_store()
     with pytest.raises(Invalid) as info:
-        store.create(pod(""))
+        store.create(make_pod("").obj())
     assert (
         str(info.value)
         == 'Pod "" is invalid: metadata.name: Required value: name or generateName is required'
@@ -130,13 +110,13 @@ def test_missing_name_is_invalid() -> None:
 
 def test_already_exists() -> None:
     store = make_store()
-    store.create(pod("p1"))
+    store.create(make_pod("p1").obj())
     with pytest.raises(AlreadyExists) as info:
-        store.create(pod("p1"))
+        store.create(make_pod("p1").obj())
     assert str(info.value) == 'pods "p1" already exists'
     assert (info.value.code, info.value.reason) == (409, "AlreadyExists")
     assert store.revision == 1
-    store.create(pod("p1", ns="other"))  # same name, other namespace
+    store.create(make_pod("p1").ns("other").obj())  # same name, other namespace
     assert store.revision == 2
 
 
@@ -151,7 +131,7 @@ def test_already_exists() -> None:
 )
 def test_get_not_found(key: tuple[str, str], ns: str, name: str, message: str) -> None:
     store = make_store()
-    store.create(pod("p1"))
+    store.create(make_pod("p1").obj())
     with pytest.raises(NotFound) as info:
         store.get(key, ns, name)
     assert str(info.value) == message
@@ -161,7 +141,7 @@ def test_get_not_found(key: tuple[str, str], ns: str, name: str, message: str) -
 def test_list_sorted_with_namespace_and_rv() -> None:
     store = make_store()
     for ns, name in [("b", "z"), ("a", "y"), ("b", "a"), ("a", "x")]:
-        store.create(pod(name, ns=ns))
+        store.create(make_pod(name).ns(ns).obj())
     items, rv = store.list(POD)
     assert [(o["metadata"]["namespace"], o["metadata"]["name"]) for o in items] == [
         ("a", "x"),
@@ -188,16 +168,16 @@ def test_list_sorted_with_namespace_and_rv() -> None:
 )
 def test_list_label_selector(selector: Any, expected: list[str]) -> None:
     store = make_store()
-    store.create(node("n1", {"zone": "a", "gpu": "true"}))
-    store.create(node("n2", {"zone": "a"}))
-    store.create(node("n3", {"zone": "b"}))
+    store.create(make_node("n1").label(zone="a", gpu="true").obj())
+    store.create(make_node("n2").label(zone="a").obj())
+    store.create(make_node("n3").label(zone="b").obj())
     items, _ = store.list(NODE, label_selector=selector)
     assert [o["metadata"]["name"] for o in items] == expected
 
 
 def test_list_bad_label_selector() -> None:
     store = make_store()
-    store.create(node("n1"))
+    store.create(make_node("n1").obj())
     with pytest.raises(BadRequest) as info:
         store.list(NODE, label_selector="a in b")
     assert (
@@ -220,9 +200,9 @@ def test_list_bad_label_selector() -> None:
 )
 def test_list_field_selector(selector: str, expected: list[str]) -> None:
     store = make_store()
-    store.create({**pod("p1", nodeName="n1"), "status": {"phase": "Pending"}})
-    store.create({**pod("p2", nodeName="n2", schedulerName="other"), "status": {"phase": "Running"}})
-    store.create(pod("p3"))
+    store.create(make_pod("p1").node("n1").phase("Pending").obj())
+    store.create(make_pod("p2").node("n2").scheduler("other").phase("Running").obj())
+    store.create(make_pod("p3").obj())
     items, _ = store.list(POD, field_selector=selector)
     assert [o["metadata"]["name"] for o in items] == expected
 
@@ -237,7 +217,7 @@ def test_list_unsupported_field() -> None:
 
 def test_update_bumps_rv_and_generation_only_on_spec_change() -> None:
     store = make_store()
-    created = store.create(pod("p1"))
+    created = store.create(make_pod("p1").obj())
     obj = copy_object(created)
     obj["metadata"]["labels"] = {"a": "b"}
     out = store.update(obj)
@@ -254,7 +234,7 @@ def test_update_bumps_rv_and_generation_only_on_spec_change() -> None:
 
 def test_update_conflict_on_stale_rv_and_unconditional_when_empty() -> None:
     store = make_store()
-    created = store.create(pod("p1"))
+    created = store.create(make_pod("p1").obj())
     fresh = copy_object(created)
     fresh["metadata"]["labels"] = {"v": "1"}
     store.update(fresh)
@@ -273,14 +253,14 @@ def test_update_conflict_on_stale_rv_and_unconditional_when_empty() -> None:
 
 def test_update_noop_writes_nothing() -> None:
     store = make_store()
-    created = store.create(pod("p1"))
+    created = store.create(make_pod("p1").obj())
     assert store.update(copy_object(created)) is created
     assert store.revision == 1
 
 
 def test_update_ignores_status_for_status_kinds() -> None:
     store = make_store()
-    created = store.create({**pod("p1"), "status": {"phase": "Pending"}})
+    created = store.create(make_pod("p1").phase("Pending").obj())
     obj = copy_object(created)
     obj["status"] = {"phase": "Running"}
     out = store.update(obj)
@@ -302,7 +282,7 @@ def test_update_changes_status_for_kinds_without_subresource() -> None:
 
 def test_update_status_only_touches_status() -> None:
     store = make_store()
-    created = store.create({**pod("p1"), "status": {"phase": "Pending"}})
+    created = store.create(make_pod("p1").phase("Pending").obj())
     obj = copy_object(created)
     obj["status"] = {"phase": "Running"}
     obj["spec"]["nodeName"] = "ignored"
@@ -336,12 +316,12 @@ def test_update_status_not_supported_without_subresource() -> None:
 def test_update_missing_object() -> None:
     store = make_store()
     with pytest.raises(NotFound, match='pods "p1" not found'):
-        store.update(pod("p1"))
+        store.update(make_pod("p1").obj())
 
 
 def test_update_uid_is_immutable() -> None:
     store = make_store()
-    obj = copy_object(store.create(pod("p1")))
+    obj = copy_object(store.create(make_pod("p1").obj()))
     obj["metadata"]["uid"] = "other"
     with pytest.raises(Invalid) as info:
         store.update(obj)
@@ -350,7 +330,7 @@ def test_update_uid_is_immutable() -> None:
 
 def test_patch_merge_and_null_delete() -> None:
     store = make_store()
-    store.create({**pod("p1"), "metadata": {"name": "p1", "labels": {"a": "1", "b": "2"}}})
+    store.create(make_pod("p1").ns(None).label(a="1", b="2").image("x").obj())
     out = store.patch(
         POD, "default", "p1", {"metadata": {"labels": {"a": None, "c": "3"}}, "spec": {"nodeName": "n1"}}
     )
@@ -363,7 +343,7 @@ def test_patch_merge_and_null_delete() -> None:
 
 def test_patch_status_subresource_isolation() -> None:
     store = make_store()
-    store.create({**pod("p1"), "status": {"phase": "Pending", "podIP": "1.2.3.4"}})
+    store.create(make_pod("p1").phase("Pending").status(podIP="1.2.3.4").obj())
     out = store.patch(
         POD,
         "default",
@@ -380,7 +360,7 @@ def test_patch_status_subresource_isolation() -> None:
 
 def test_patch_resource_version_precondition() -> None:
     store = make_store()
-    store.create(pod("p1"))
+    store.create(make_pod("p1").obj())
     with pytest.raises(Conflict):
         store.patch(POD, "default", "p1", {"metadata": {"resourceVersion": "99"}, "spec": {"nodeName": "a"}})
     out = store.patch(POD, "default", "p1", {"metadata": {"resourceVersion": "1"}, "spec": {"nodeName": "a"}})
@@ -389,7 +369,7 @@ def test_patch_resource_version_precondition() -> None:
 
 def test_patch_cannot_rename() -> None:
     store = make_store()
-    store.create(pod("p1"))
+    store.create(make_pod("p1").obj())
     with pytest.raises(BadRequest) as info:
         store.patch(POD, "default", "p1", {"metadata": {"name": "p2"}})
     assert str(info.value) == "the name of the object (p2) does not match the name on the URL (p1)"
@@ -397,7 +377,7 @@ def test_patch_cannot_rename() -> None:
 
 def test_patch_does_not_share_caller_values() -> None:
     store = make_store()
-    store.create(pod("p1"))
+    store.create(make_pod("p1").obj())
     labels = {"a": "1"}
     store.patch(POD, "default", "p1", {"metadata": {"labels": labels}})
     labels["a"] = "changed"
@@ -416,10 +396,10 @@ def test_admission_can_mutate_and_veto() -> None:
         return new
 
     remove = store.add_admission(admit)
-    out = store.create(pod("p1"))
+    out = store.create(make_pod("p1").obj())
     assert out["metadata"]["labels"] == {"admitted": "yes"}
     with pytest.raises(Forbidden) as info:
-        store.create(pod("forbidden"))
+        store.create(make_pod("forbidden").obj())
     assert str(info.value) == 'pods "forbidden" is forbidden: denied by test'
     assert info.value.code == 403
     assert store.revision == 1
@@ -428,13 +408,13 @@ def test_admission_can_mutate_and_veto() -> None:
     store.patch(POD, "default", "p1", {"spec": {"nodeName": "n"}})
     assert calls == [("CREATE", None), ("CREATE", None), ("UPDATE", "1")]
     remove()
-    store.create(pod("p2"))
+    store.create(make_pod("p2").obj())
     assert len(calls) == 3
 
 
 def test_admission_veto_on_update_leaves_object() -> None:
     store = make_store()
-    created = store.create(pod("p1"))
+    created = store.create(make_pod("p1").obj())
 
     def admit(op: str, new: dict[str, Any], old: dict[str, Any] | None) -> dict[str, Any]:
         raise Invalid.of("Pod", "", new["metadata"]["name"], [("spec", "Forbidden: no")])
@@ -448,14 +428,14 @@ def test_admission_veto_on_update_leaves_object() -> None:
 
 def test_validation_maps_to_invalid() -> None:
     store = MemoryStore(seed=0)  # default kinds and validation from berth.api
-    bad = pod("p1")
+    bad = make_pod("p1").obj()
     bad["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "500x"}}
     with pytest.raises(Invalid) as info:
         store.create(bad)
     assert info.value.causes[0][0] == "spec.containers[0].resources.requests.cpu"
     assert str(info.value).startswith('Pod "p1" is invalid: spec.containers[0].resources.requests.cpu: ')
     assert store.revision == 0
-    assert store.create(pod("p1"))["metadata"]["resourceVersion"] == "1"
+    assert store.create(make_pod("p1").obj())["metadata"]["resourceVersion"] == "1"
 
 
 def test_custom_validator() -> None:
@@ -469,5 +449,5 @@ def test_custom_validator() -> None:
 
     store = make_store(validate=validate)
     with pytest.raises(Invalid) as info:
-        store.create(pod("p1"))
+        store.create(make_pod("p1").obj())
     assert str(info.value) == 'Pod "p1" is invalid: spec.x: Required value'

@@ -9,6 +9,7 @@ import pytest
 from berth.api.errors import BadRequest, Conflict, NotFound
 from berth.clock import SimClock
 from berth.store import KindSpec, MemoryStore, copy_object, static_kinds
+from builders import make_pod
 
 POD = ("", "Pod")
 CM = ("", "ConfigMap")
@@ -24,29 +25,14 @@ def make_store(clock: SimClock | None = None) -> tuple[MemoryStore, list[tuple[s
     return store, events
 
 
-def pod(name: str, node: str | None = "n1", phase: str | None = None, **meta: Any) -> dict[str, Any]:
-    spec: dict[str, Any] = {"containers": [{"name": "c"}]}
-    if node:
-        spec["nodeName"] = node
-    obj: dict[str, Any] = {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, **meta},
-        "spec": spec,
-    }
-    if phase:
-        obj["status"] = {"phase": phase}
-    return obj
-
-
 @pytest.mark.parametrize(
     ("obj", "grace"),
     [
-        (pod("p", node=None), None),
-        (pod("p", node=None), 30),
-        (pod("p", phase="Succeeded"), None),
-        (pod("p", phase="Failed"), 10),
-        (pod("p"), 0),
+        (make_pod("p").obj(), None),
+        (make_pod("p").obj(), 30),
+        (make_pod("p").node("n1").phase("Succeeded").obj(), None),
+        (make_pod("p").node("n1").phase("Failed").obj(), 10),
+        (make_pod("p").node("n1").obj(), 0),
     ],
 )
 def test_pod_deleted_immediately(obj: dict[str, Any], grace: int | None) -> None:
@@ -74,7 +60,7 @@ def test_pod_graceful_delete(
     term: int | None, grace: int | None, expected_ts: str, expected_grace: int
 ) -> None:
     store, events = make_store()
-    obj = pod("p")
+    obj = make_pod("p").node("n1").obj()
     if term is not None:
         obj["spec"]["terminationGracePeriodSeconds"] = term
     store.create(obj)
@@ -89,7 +75,7 @@ def test_pod_graceful_delete(
 def test_graceful_then_shorten_then_zero() -> None:
     clock = SimClock(start=100.0)
     store, events = make_store(clock)
-    store.create(pod("p"))
+    store.create(make_pod("p").node("n1").obj())
     store.delete(POD, "default", "p")  # ts = 130, grace 30
     assert store.delete(POD, "default", "p") is store.get(POD, "default", "p")  # pending: no-op
     assert (
@@ -114,7 +100,7 @@ def test_graceful_then_shorten_then_zero() -> None:
 
 def test_update_cannot_change_deletion_fields() -> None:
     store, _ = make_store()
-    store.create(pod("p"))
+    store.create(make_pod("p").node("n1").obj())
     marked = store.delete(POD, "default", "p")
     obj = copy_object(marked)
     del obj["metadata"]["deletionTimestamp"]
@@ -156,7 +142,7 @@ def test_finalizers_keep_object_until_removed() -> None:
 
 def test_pod_with_finalizer_waits_for_grace_zero() -> None:
     store, events = make_store()
-    store.create(pod("p", finalizers=["keep"]))
+    store.create(make_pod("p").node("n1").meta(finalizers=["keep"]).obj())
     store.delete(POD, "default", "p")  # graceful, 30 s
     # removing the finalizer while grace is pending does not delete
     store.patch(POD, "default", "p", {"metadata": {"finalizers": None}})
@@ -173,7 +159,7 @@ def test_pod_with_finalizer_waits_for_grace_zero() -> None:
 
 def test_unscheduled_pod_with_finalizer_is_marked() -> None:
     store, _ = make_store()
-    store.create(pod("p", node=None, finalizers=["f"]))
+    store.create(make_pod("p").meta(finalizers=["f"]).obj())
     out = store.delete(POD, "default", "p")
     assert out["metadata"]["deletionGracePeriodSeconds"] == 0
     assert store.get(POD, "default", "p") is out

@@ -9,6 +9,7 @@ import pytest
 from berth.api.errors import BadRequest, ResourceExpired
 from berth.api.watch import WatchEvent
 from berth.store import KindSpec, MemoryStore, static_kinds
+from builders import make_node, make_pod
 
 POD = ("", "Pod")
 NODE = ("", "Node")
@@ -19,22 +20,14 @@ def make_store(**kw: Any) -> MemoryStore:
     return MemoryStore(kinds=KINDS, validate=None, **kw)
 
 
-def pod(name: str, ns: str = "default") -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": ns}, "spec": {}}
-
-
-def node(name: str) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}}
-
-
 def summary(events: list[WatchEvent]) -> list[tuple[str, str, str, int]]:
     return [(e.type, e.key[1], e.object["metadata"]["name"], e.revision) for e in events]
 
 
 def populate(store: MemoryStore) -> None:
-    store.create(node("n1"))  # 1
-    store.create(pod("a"))  # 2
-    store.create(pod("b", ns="other"))  # 3
+    store.create(make_node("n1").obj())  # 1
+    store.create(make_pod("a").obj())  # 2
+    store.create(make_pod("b").ns("other").obj())  # 3
     store.patch(POD, "default", "a", {"spec": {"nodeName": "n1"}})  # 4
     store.delete(NODE, "", "n1")  # 5
 
@@ -45,7 +38,7 @@ def test_watch_from_zero_lists_current_then_live() -> None:
     w = store.watch(None, resource_version="0")
     assert summary(w.poll()) == [("ADDED", "Pod", "b", 3), ("ADDED", "Pod", "a", 4)]
     assert w.poll() == []
-    store.create(node("n2"))
+    store.create(make_node("n2").obj())
     assert summary(w.poll()) == [("ADDED", "Node", "n2", 6)]
 
 
@@ -106,14 +99,14 @@ def test_on_ready_fires_once_per_drain_and_stop() -> None:
     w = store.watch(POD)
     ready: list[int] = []
     w.on_ready = lambda: ready.append(w.pending())
-    store.create(pod("a"))
-    store.create(pod("b"))
+    store.create(make_pod("a").obj())
+    store.create(make_pod("b").obj())
     assert ready == [1]
     assert len(w.poll()) == 2
-    store.create(pod("c"))
+    store.create(make_pod("c").obj())
     assert ready == [1, 1]
     w.stop()
-    store.create(pod("d"))
+    store.create(make_pod("d").obj())
     assert w.poll() == []
     assert ready == [1, 1]
 
@@ -135,15 +128,15 @@ def test_subscribe_sync_ordered_not_reentrant() -> None:
         assert depth[0] == 1, "re-entered"
         seen.append(("first", ev.revision))
         if ev.object["metadata"]["name"] == "a":
-            store.create(pod("from-callback"))
+            store.create(make_pod("from-callback").obj())
         depth[0] -= 1
 
     store.subscribe(first)
     unsub = store.subscribe(lambda ev: seen.append(("second", ev.revision)))
-    store.create(pod("a"))
+    store.create(make_pod("a").obj())
     assert seen == [("first", 1), ("second", 1), ("first", 2), ("second", 2)]
     unsub()
-    store.create(pod("b"))
+    store.create(make_pod("b").obj())
     assert seen[-1] == ("first", 3)
 
 

@@ -13,16 +13,17 @@ from workloads_helpers import (
     deployment,
     events,
     names,
-    node,
-    pods,
     replica_set,
     start,
+    stored_pods,
     template,
 )
 
+from berth.controllers.workloads.hashing import compute_hash
 from berth.sim.engine import Simulation
+from builders import make_node, make_pod
 
-HASH = "9c5c68787"  # pod-template-hash of template() (see berth.controllers.workloads.hashing)
+HASH = compute_hash(template(), None)  # the pod-template-hash of the Deployment's template
 NEW_HASH = "56f748d4ff"  # ... of template(image="nginx:2")
 
 
@@ -39,7 +40,7 @@ def _patch_deploy(sim: Any, patch: dict[str, Any], name: str = "web") -> None:
 
 
 def test_deployment_creates_replica_set_and_pods() -> None:
-    sim = start(node("n1"), node("n2"), deployment(), until=1)
+    sim = start(make_node("n1").obj(), make_node("n2").obj(), deployment(), until=1)
     d = _deploy(sim)
     rs = _rs(sim, f"web-{HASH}")
     owner = {
@@ -61,7 +62,7 @@ def test_deployment_creates_replica_set_and_pods() -> None:
     assert rs["spec"]["selector"] == {"matchLabels": {"app": "web", "pod-template-hash": HASH}}
     assert rs["spec"]["template"]["metadata"]["labels"] == {"app": "web", "pod-template-hash": HASH}
     assert d["metadata"]["annotations"] == {"deployment.kubernetes.io/revision": "1"}
-    got = pods(sim)
+    got = stored_pods(sim)
     assert names(got) == [f"web-{HASH}-bqdcf", f"web-{HASH}-cb76t", f"web-{HASH}-zv9ng"]
     rs_ref = {**owner, "kind": "ReplicaSet", "name": f"web-{HASH}", "uid": rs["metadata"]["uid"]}
     for p in got:
@@ -73,7 +74,7 @@ def test_deployment_creates_replica_set_and_pods() -> None:
 
 
 def test_status_and_conditions_after_rollout() -> None:
-    sim = start(node("n1"), deployment(), until=1)
+    sim = start(make_node("n1").obj(), deployment(), until=1)
     assert _rs(sim, f"web-{HASH}")["status"] == {
         "replicas": 3,
         "fullyLabeledReplicas": 3,
@@ -110,7 +111,7 @@ def test_status_and_conditions_after_rollout() -> None:
 
 
 def test_creation_events() -> None:
-    sim = start(node("n1"), node("n2"), deployment(), until=1)
+    sim = start(make_node("n1").obj(), make_node("n2").obj(), deployment(), until=1)
     assert events(sim, "ScalingReplicaSet", "SuccessfulCreate") == [
         ("00:00:00", "web", "ScalingReplicaSet", f"Scaled up replica set web-{HASH} from 0 to 3"),
         ("00:00:00", f"web-{HASH}", "SuccessfulCreate", f"Created pod: web-{HASH}-cb76t"),
@@ -130,12 +131,12 @@ def test_creation_events() -> None:
 
 @pytest.mark.parametrize("grace", [0, 30])
 def test_deleted_pod_is_replaced(grace: int) -> None:
-    sim = start(node("n1"), deployment(replicas=2), until=1)
-    before = names(pods(sim))
+    sim = start(make_node("n1").obj(), deployment(replicas=2), until=1)
+    before = names(stored_pods(sim))
     victim = before[0]
     sim.store.delete(POD, "default", victim, grace_period_seconds=grace)
     advance(sim, 2)
-    active = names(pods(sim, active_only=True))
+    active = names(stored_pods(sim, active_only=True))
     (replacement,) = set(active) - set(before)
     assert victim not in active and len(active) == 2
     assert events(sim, "SuccessfulCreate")[-1] == (
@@ -145,14 +146,14 @@ def test_deleted_pod_is_replaced(grace: int) -> None:
         f"Created pod: {replacement}",
     )
     assert _rs(sim, f"web-{HASH}")["status"]["replicas"] == 2
-    terminating = [p for p in pods(sim) if p["metadata"].get("deletionTimestamp")]
+    terminating = [p for p in stored_pods(sim) if p["metadata"].get("deletionTimestamp")]
     assert names(terminating) == ([victim] if grace else [])
 
 
 def test_finished_pod_is_replaced() -> None:
     tmpl = template(annotations={"berth.dev/duration": "10s"})
-    sim = start(node("n1"), deployment(replicas=1, template=tmpl), until=15)
-    phases = sorted(p["status"]["phase"] for p in pods(sim))
+    sim = start(make_node("n1").obj(), deployment(replicas=1, template=tmpl), until=15)
+    phases = sorted(p["status"]["phase"] for p in stored_pods(sim))
     assert phases == ["Running", "Succeeded"]
     assert len(events(sim, "SuccessfulCreate")) == 2
     assert (
@@ -172,11 +173,11 @@ def test_finished_pod_is_replaced() -> None:
     ],
 )
 def test_scaling(new: int, message: str, active: int) -> None:
-    sim = start(node("n1"), deployment(), until=1)
+    sim = start(make_node("n1").obj(), deployment(), until=1)
     _patch_deploy(sim, {"spec": {"replicas": new}})
     advance(sim, 2)
     assert events(sim, "ScalingReplicaSet")[-1] == ("00:00:01", "web", "ScalingReplicaSet", message)
-    assert len(pods(sim, active_only=True)) == active
+    assert len(stored_pods(sim, active_only=True)) == active
     rs = _rs(sim, f"web-{HASH}")
     assert (rs["spec"]["replicas"], rs["status"]["replicas"]) == (new, new)
     assert rs["metadata"]["annotations"]["deployment.kubernetes.io/desired-replicas"] == str(new)
@@ -186,19 +187,19 @@ def test_scaling(new: int, message: str, active: int) -> None:
 
 def test_scale_down_deletes_unassigned_pods_first() -> None:
     # 2 pods fit on the node (pods: "2"), 2 stay Pending; scaling to 2 deletes the Pending ones.
-    sim = start(node("n1", pods="2"), deployment(replicas=4), until=1)
-    pending = sorted(p["metadata"]["name"] for p in pods(sim) if not p["spec"].get("nodeName"))
+    sim = start(make_node("n1").capacity(pods="2").obj(), deployment(replicas=4), until=1)
+    pending = sorted(p["metadata"]["name"] for p in stored_pods(sim) if not p["spec"].get("nodeName"))
     assert len(pending) == 2
     _patch_deploy(sim, {"spec": {"replicas": 2}})
     advance(sim, 2)
     deleted = sorted(m.removeprefix("Deleted pod: ") for _, _, _, m in events(sim, "SuccessfulDelete"))
     assert deleted == pending
-    assert all(p["spec"].get("nodeName") == "n1" for p in pods(sim))
+    assert all(p["spec"].get("nodeName") == "n1" for p in stored_pods(sim))
 
 
 def test_rolling_update() -> None:
     tmpl = template(annotations={"berth.dev/startup": "5s"})
-    sim = start(node("n1"), node("n2"), deployment(replicas=4, template=tmpl), until=20)
+    sim = start(make_node("n1").obj(), make_node("n2").obj(), deployment(replicas=4, template=tmpl), until=20)
     old = f"web-{sim.store.list(RS)[0][0]['metadata']['labels']['pod-template-hash']}"
     _patch_deploy(
         sim, {"spec": {"template": template(image="nginx:2", annotations={"berth.dev/startup": "5s"})}}
@@ -223,7 +224,7 @@ def test_rolling_update() -> None:
         "NewReplicaSetAvailable",
         f'ReplicaSet "{new}" has successfully progressed.',
     )
-    assert {p["spec"]["containers"][0]["image"] for p in pods(sim)} == {"nginx:2"}
+    assert {p["spec"]["containers"][0]["image"] for p in stored_pods(sim)} == {"nginx:2"}
     scaling = [(t, m) for t, _, _, m in events(sim, "ScalingReplicaSet")][1:]
     assert scaling == [
         ("00:00:20", f"Scaled up replica set {new} from 0 to 1"),
@@ -238,27 +239,27 @@ def test_rolling_update() -> None:
 def test_rolling_update_respects_surge_and_unavailability() -> None:
     tmpl = template(annotations={"berth.dev/startup": "5s"})
     strategy = {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}}
-    sim = start(node("n1"), deployment(replicas=3, template=tmpl, strategy=strategy), until=20)
+    sim = start(make_node("n1").obj(), deployment(replicas=3, template=tmpl, strategy=strategy), until=20)
     _patch_deploy(
         sim, {"spec": {"template": template(image="nginx:2", annotations={"berth.dev/startup": "5s"})}}
     )
     seen_max = 0
     for t in range(20, 60):
         advance(sim, t)
-        active = len(pods(sim, active_only=True))
+        active = len(stored_pods(sim, active_only=True))
         seen_max = max(seen_max, active)
         ready = sum(
             1
-            for p in pods(sim, active_only=True)
+            for p in stored_pods(sim, active_only=True)
             if any(c["type"] == "Ready" and c["status"] == "True" for c in p["status"].get("conditions", []))
         )
         assert ready >= 2
     assert seen_max == 3
-    assert {p["spec"]["containers"][0]["image"] for p in pods(sim, active_only=True)} == {"nginx:2"}
+    assert {p["spec"]["containers"][0]["image"] for p in stored_pods(sim, active_only=True)} == {"nginx:2"}
 
 
 def test_recreate_waits_for_old_pods() -> None:
-    sim = start(node("n1"), deployment(replicas=2, strategy={"type": "Recreate"}), until=1)
+    sim = start(make_node("n1").obj(), deployment(replicas=2, strategy={"type": "Recreate"}), until=1)
     _patch_deploy(sim, {"spec": {"template": template(image="nginx:2")}})
     advance(sim, 60)
     scaling = [(t, m) for t, _, _, m in events(sim, "ScalingReplicaSet")]
@@ -267,19 +268,14 @@ def test_recreate_waits_for_old_pods() -> None:
         ("00:00:01", f"Scaled down replica set web-{HASH} from 2 to 0"),
         ("00:00:31", f"Scaled up replica set web-{NEW_HASH} from 0 to 2"),
     ]
-    assert {p["spec"]["containers"][0]["image"] for p in pods(sim)} == {"nginx:2"}
+    assert {p["spec"]["containers"][0]["image"] for p in stored_pods(sim)} == {"nginx:2"}
 
 
 def test_bare_replica_set_adopts_matching_orphan() -> None:
-    orphan = {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": "stray", "labels": {"app": "web"}},
-        "spec": template()["spec"],
-    }
-    sim = start(node("n1"), orphan, replica_set(replicas=2), until=1)
+    orphan = make_pod("stray").label(app="web").image("nginx").req(cpu="100m").obj()
+    sim = start(make_node("n1").obj(), orphan, replica_set(replicas=2), until=1)
     rs = _rs(sim, "rs")
-    got = pods(sim)
+    got = stored_pods(sim)
     assert len(got) == 2 and "stray" in names(got)
     stray = next(p for p in got if p["metadata"]["name"] == "stray")
     assert stray["metadata"]["ownerReferences"][0]["uid"] == rs["metadata"]["uid"]
@@ -288,14 +284,14 @@ def test_bare_replica_set_adopts_matching_orphan() -> None:
 
 
 def test_deleting_the_deployment_collects_replica_sets_and_pods() -> None:
-    sim = start(node("n1"), deployment(), until=1)
+    sim = start(make_node("n1").obj(), deployment(), until=1)
     sim.store.delete(DEPLOY, "default", "web")
     advance(sim, 60)
-    assert sim.store.list(RS)[0] == [] and pods(sim) == []
+    assert sim.store.list(RS)[0] == [] and stored_pods(sim) == []
 
 
 def test_minimum_ready_seconds_delays_availability() -> None:
-    sim = start(node("n1"), deployment(replicas=2, minReadySeconds=10), until=5)
+    sim = start(make_node("n1").obj(), deployment(replicas=2, minReadySeconds=10), until=5)
     assert _deploy(sim)["status"].get("availableReplicas", 0) == 0
     assert _rs(sim, f"web-{HASH}")["status"]["readyReplicas"] == 2
     advance(sim, 11)
@@ -304,7 +300,9 @@ def test_minimum_ready_seconds_delays_availability() -> None:
 
 def test_progress_deadline_exceeded() -> None:
     big = template(cpu="100")  # never fits
-    sim = start(node("n1"), deployment(replicas=1, template=big, progressDeadlineSeconds=30), until=40)
+    sim = start(
+        make_node("n1").obj(), deployment(replicas=1, template=big, progressDeadlineSeconds=30), until=40
+    )
     rs_name = sim.store.list(RS)[0][0]["metadata"]["name"]
     cond = _deploy(sim)["status"]["conditions"][-1]
     assert (cond["type"], cond["status"], cond["reason"], cond["message"]) == (
@@ -325,7 +323,7 @@ def test_controllers_coalesce_a_burst() -> None:
     sim = Simulation(seed=0)
     writes: list[str] = []
     sim.store.subscribe(lambda ev: writes.append(ev.type), key=RS)
-    sim.store.create(node("n1"))
+    sim.store.create(make_node("n1").obj())
     sim.store.create(deployment(replicas=20))
     advance(sim, 1)
     # created, scaled into the status once the 20 pods exist, then once when they are all ready

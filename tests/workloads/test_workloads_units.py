@@ -10,12 +10,13 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
-from workloads_helpers import deployment, node, template
+from workloads_helpers import deployment, template
 
 from berth.cli import app
 from berth.controllers.workloads.hashing import SAFE_ALPHABET, compute_hash, fnv32a, safe_encode
 from berth.controllers.workloads.ranking import pods_to_delete
 from berth.controllers.workloads.rollout import resolve_fenceposts
+from builders import make_node, make_pod
 
 
 @pytest.mark.parametrize(
@@ -29,9 +30,20 @@ def test_safe_encode_digits() -> None:
     assert safe_encode("0123456789") == "456789bcdf"
 
 
+DIGIT_OF = {c: str(d) for d, c in enumerate(safe_encode("0123456789"))}
+
+
 def test_hash_of_template_and_collision_count() -> None:
-    assert compute_hash(template(), None) == "9c5c68787"
-    assert compute_hash(template(), 1) != compute_hash(template(), None)
+    """What kube's pod-template-hash promises, not a value: stable for a template, different for another
+    template or collision count, and the SafeEncodeString of a 32-bit sum's decimal digits."""
+    h = compute_hash(template(), None)
+    assert compute_hash(template(), None) == h
+    assert compute_hash(template(image="nginx:2"), None) != h
+    assert compute_hash(template(cpu="200m"), None) != h
+    assert compute_hash(template(), 1) != h
+    assert compute_hash(template(), 1) != compute_hash(template(), 2)
+    assert 1 <= len(h) <= 10
+    assert int("".join(DIGIT_OF[c] for c in h)) < 2**32
 
 
 @given(
@@ -48,43 +60,44 @@ def test_hash_shape(labels: dict[str, str], collisions: int | None) -> None:
     assert set(h) <= set("456789bcdf") <= set(SAFE_ALPHABET)
 
 
-def _pod(
-    name: str,
-    node_name: str = "n1",
-    phase: str = "Running",
-    ready: str | None = "2024-01-01T00:00:00Z",
-    created: str = "2024-01-01T00:00:00Z",
-    restarts: int = 0,
-    cost: str | None = None,
-) -> dict[str, Any]:
-    meta: dict[str, Any] = {"name": name, "uid": name, "creationTimestamp": created}
-    if cost is not None:
-        meta["annotations"] = {"controller.kubernetes.io/pod-deletion-cost": cost}
-    conditions = [] if ready is None else [{"type": "Ready", "status": "True", "lastTransitionTime": ready}]
-    return {
-        "metadata": meta,
-        "spec": {"nodeName": node_name} if node_name else {},
-        "status": {
-            "phase": phase,
-            "conditions": conditions,
-            "containerStatuses": [{"restartCount": restarts}],
-        },
-    }
-
-
 NOW = 1704067200.0 + 3600  # 2024-01-01T01:00:00Z
 
 
 @pytest.mark.parametrize(
     ("first", "second"),
     [
-        (_pod("a", node_name=""), _pod("b")),
-        (_pod("a", phase="Pending", ready=None), _pod("b")),
-        (_pod("a", ready=None), _pod("b")),
-        (_pod("a", cost="-5"), _pod("b")),
-        (_pod("a", ready="2024-01-01T00:59:00Z"), _pod("b", ready="2024-01-01T00:00:00Z")),
-        (_pod("a", restarts=3), _pod("b")),
-        (_pod("a", created="2024-01-01T00:59:00Z"), _pod("b", created="2024-01-01T00:00:00Z")),
+        (
+            make_pod("a").running().obj(),
+            make_pod("b").node("n1").running().obj(),
+        ),
+        (
+            make_pod("a").node("n1").phase("Pending").obj(),
+            make_pod("b").node("n1").running().obj(),
+        ),
+        (
+            make_pod("a").node("n1").phase("Running").obj(),
+            make_pod("b").node("n1").running().obj(),
+        ),
+        (
+            make_pod("a")
+            .annotate({"controller.kubernetes.io/pod-deletion-cost": "-5"})
+            .node("n1")
+            .running()
+            .obj(),
+            make_pod("b").node("n1").running().obj(),
+        ),
+        (
+            make_pod("a").node("n1").phase("Running").ready(at="2024-01-01T00:59:00Z").obj(),
+            make_pod("b").node("n1").phase("Running").ready(at="2024-01-01T00:00:00Z").obj(),
+        ),
+        (
+            make_pod("a").node("n1").running().status(containerStatuses=[{"restartCount": 3}]).obj(),
+            make_pod("b").node("n1").running().obj(),
+        ),
+        (
+            make_pod("a").created("2024-01-01T00:59:00Z").node("n1").running().obj(),
+            make_pod("b").created("2024-01-01T00:00:00Z").node("n1").running().obj(),
+        ),
     ],
     ids=["unassigned", "pending", "not-ready", "deletion-cost", "ready-less-long", "restarts", "newer"],
 )
@@ -94,7 +107,11 @@ def test_scale_down_rank(first: dict[str, Any], second: dict[str, Any]) -> None:
 
 
 def test_scale_down_prefers_doubled_up_nodes() -> None:
-    a, b, c = _pod("a", node_name="n1"), _pod("b", node_name="n1"), _pod("c", node_name="n2")
+    a, b, c = (
+        make_pod("a").node("n1").running().obj(),
+        make_pod("b").node("n1").running().obj(),
+        make_pod("c").node("n2").running().obj(),
+    )
     assert [p["metadata"]["name"] for p in pods_to_delete([c, a, b], [a, b, c], 2, NOW)] == ["a", "b"]
 
 
@@ -115,23 +132,24 @@ def test_fenceposts(replicas: int, rolling: dict[str, Any], expected: tuple[int,
 
 def test_simulate_prints_workload_tables(tmp_path: Path) -> None:
     f = tmp_path / "in.yaml"
-    f.write_text(yaml.safe_dump_all([node("n1"), deployment(replicas=2)]))
+    f.write_text(yaml.safe_dump_all([make_node("n1").obj(), deployment(replicas=2)]))
     result = CliRunner().invoke(app, ["simulate", str(f), "-o", "table"])
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert "NAMESPACE   NAME   READY   UP-TO-DATE   AVAILABLE   AGE" in lines
     assert "default     web    2/2     2            2           10m" in lines
     assert "NAMESPACE   NAME            DESIRED   CURRENT   READY   AGE" in lines
-    assert "default     web-9c5c68787   2         2         2       10m" in lines
+    pod_hash = compute_hash(template(), None)
+    assert f"default     web-{pod_hash}   2         2         2       10m" in lines
     wide = CliRunner().invoke(app, ["simulate", str(f), "-o", "wide"]).stdout.splitlines()
-    assert any(line.split()[-3:] == ["c", "nginx", "app=web,pod-template-hash=9c5c68787"] for line in wide)
+    assert any(line.split()[-3:] == ["c", "nginx", f"app=web,pod-template-hash={pod_hash}"] for line in wide)
 
 
 def test_simulate_refuses_mismatched_selector(tmp_path: Path) -> None:
     bad = deployment()
     bad["spec"]["selector"] = {"matchLabels": {"app": "other"}}
     f = tmp_path / "in.yaml"
-    f.write_text(yaml.safe_dump_all([node("n1"), bad]))
+    f.write_text(yaml.safe_dump_all([make_node("n1").obj(), bad]))
     result = CliRunner().invoke(app, ["simulate", str(f), "-o", "json"])
     assert result.exit_code == 2
     assert (

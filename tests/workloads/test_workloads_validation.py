@@ -136,6 +136,7 @@ def test_deployment_errors(case: str, mutate: Mutation, message: str) -> None:
     ],
 )
 def test_valid_deployments(strategy: dict[str, Any] | None) -> None:
-    obj = deployment() if strategy is None else deployment(strategy=strategy)
-    validate_object(obj)
-    validate_object(replica_set())
+    for obj in (deployment() if strategy is None else deployment(strategy=strategy), replica_set()):
+        before = copy.deepcopy(obj)
+        validate_object(obj)
+        assert obj == before  # accepted as written

@@ -11,18 +11,6 @@ RS = ("apps", "ReplicaSet")
 POD = ("", "Pod")
 
 
-def node(name: str, cpu: str = "4", pods: str = "110") -> dict[str, Any]:
-    """A Node manifest."""
-    res = {"cpu": cpu, "memory": "8Gi", "pods": pods}
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
-        "spec": {},
-        "status": {"capacity": res, "allocatable": res},
-    }
-
-
 def template(
     image: str = "nginx", cpu: str = "100m", annotations: dict[str, str] | None = None
 ) -> dict[str, Any]:
@@ -72,7 +60,7 @@ def start(*objects: dict[str, Any], seed: int = 0, until: float = 0.0) -> Simula
     return sim
 
 
-def pods(sim: Simulation, *, active_only: bool = False) -> list[dict[str, Any]]:
+def stored_pods(sim: Simulation, *, active_only: bool = False) -> list[dict[str, Any]]:
     """Pods sorted by name (optionally only those not being deleted)."""
     items = sim.store.list(POD)[0]
     if active_only:
