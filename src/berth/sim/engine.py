@@ -7,7 +7,6 @@ components; the scheduler works while it has pods in activeQ; then the clock jum
 from __future__ import annotations
 
 import time
-from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -15,25 +14,13 @@ from typing import Any
 from berth.api.errors import StatusError
 from berth.api.kinds import lookup_kind
 from berth.api.manifest import Manifest
-from berth.api.watch import WatchEvent
 from berth.clock import SimClock
-from berth.controllers.disruption import DisruptionController
-from berth.controllers.elasticquota import ElasticQuotaController
-from berth.controllers.kubelet import SimKubelet
-from berth.controllers.podgc import PodGCController
-from berth.controllers.podgroup import PodGroupController
-from berth.controllers.reservation import ReservationController
-from berth.controllers.workloads import WorkloadControllers
+from berth.controlplane.plane import ControlPlane, install_admission
 from berth.descheduler.drain import DrainError, DrainResult, cordon, drain, uncordon
-from berth.scheduler.builtin import builtin_registry
 from berth.scheduler.framework.config import SchedulerConfig
 from berth.scheduler.framework.registry import Registry
-from berth.scheduler.scheduler import Scheduler
 from berth.sim.scenario import ObjectRef, Plan, Step, build_plan
 from berth.store import MemoryStore
-from berth.store.admission import create_system_priority_classes, namespace_autoprovision, pod_admission
-from berth.store.events import EventRecorder
-from berth.store.reservation_defaults import reservation_admission
 
 DEFAULT_TAIL = 600.0
 
@@ -51,34 +38,18 @@ class RunResult:
     errors: int
 
 
-class Simulation:
-    """An in-process cluster on a virtual clock."""
+class Simulation(ControlPlane):
+    """An in-process cluster on a virtual clock: the control plane plus the steps of a Scenario."""
 
     def __init__(
         self, *, config: SchedulerConfig | None = None, seed: int = 0, registry: Registry | None = None
     ) -> None:
-        self.clock = SimClock()
-        self.store = MemoryStore(clock=self.clock, seed=seed)
-        self.store.add_admission(namespace_autoprovision(self.store))
-        self.store.add_admission(pod_admission(self.store))
-        self.store.add_admission(reservation_admission())
-        create_system_priority_classes(self.store)
-        self.events = EventRecorder(self.store, buffered=True)
-        self.scheduler = Scheduler(
-            self.store, self.clock, self.events, registry or builtin_registry(), config, seed=seed
-        )
-        self.kubelet = SimKubelet(self.store, self.clock)
-        self.reservations = ReservationController(self.store, self.clock)
-        self.workloads = WorkloadControllers(self.store, self.clock)
-        self.disruption = DisruptionController(
-            self.store, self.clock, recorder=EventRecorder(self.store, component="controllermanager")
-        )
-        self.podgc = PodGCController(self.store, self.clock)
-        self.podgroups = PodGroupController(self.store, self.clock)
-        self.elasticquotas = ElasticQuotaController(self.store, self.clock)
+        clock = SimClock()
+        store = MemoryStore(clock=clock, seed=seed)
+        install_admission(store)
+        super().__init__(store, clock, config=config, seed=seed, registry=registry)
+        self.clock: SimClock = clock
         self.drains: list[DrainResult] = []
-        self._pending: deque[WatchEvent] = deque()
-        self._unsubscribe = self.store.subscribe(self._pending.append)
         self.step_errors: list[str] = []
         self.on_step: Callable[[Step], None] | None = None
 
@@ -156,43 +127,6 @@ class Simulation:
         self.step_errors.append(f"at {step.at:g}s: Error from server ({e.reason}): {e}")
 
     # ----- the loop ------------------------------------------------------------------------
-    def _dispatch(self) -> bool:
-        if not self._pending:
-            return False
-        sched, kubelet, reservations = self.scheduler, self.kubelet, self.reservations
-        sched_kinds = sched.watched_kinds()
-        while self._pending:
-            ev = self._pending.popleft()
-            obj = ev.object
-            kind = obj.get("kind")
-            if kind in sched_kinds:
-                sched.handle_event(ev.type, obj)
-            if kind == "Pod":
-                kubelet.handle_event(ev.type, obj)
-            if kind in ("Pod", "Node", "Reservation"):
-                reservations.handle_event(ev.type, obj)
-            if kind in ("Pod", "ReplicaSet", "Deployment"):
-                self.workloads.handle_event(ev.type, obj)
-            if kind in ("Pod", "PodDisruptionBudget", "ReplicaSet", "Deployment"):
-                self.disruption.handle_event(ev.type, obj)
-            if kind in ("Pod", "Node"):
-                self.podgc.handle_event(ev.type, obj)
-            if kind in ("Pod", "PodGroup"):
-                self.podgroups.handle_event(ev.type, obj)
-            if kind in ("Pod", "ElasticQuota"):
-                self.elasticquotas.handle_event(ev.type, obj)
-        return True
-
-    def run_until_idle(self) -> None:
-        """Process events and schedule until nothing is ready at the current virtual time."""
-        while True:
-            self._dispatch()
-            if self.scheduler.schedule_one():
-                continue
-            self.events.flush()
-            if not self._pending:
-                return
-
     def advance(self, until: float) -> None:
         """Run to virtual time ``until``: every timer due by then, and everything it sets off."""
         while True:

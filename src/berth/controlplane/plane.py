@@ -1,0 +1,131 @@
+"""`ControlPlane`: every Berth component wired to one embedded store and one clock.
+
+Single-threaded and event-driven: each committed store write is buffered as a watch event; `run_until_idle`
+hands the buffered events to the components that follow their kinds and lets the scheduler work while it has
+pods to place. Whoever owns the clock decides when timers run: the simulator jumps virtual time, `berth
+serve` waits on real time.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from berth.api.watch import WatchEvent
+from berth.clock import Clock
+from berth.controllers.disruption import DisruptionController
+from berth.controllers.elasticquota import ElasticQuotaController
+from berth.controllers.kubelet import SimKubelet
+from berth.controllers.podgc import PodGCController
+from berth.controllers.podgroup import PodGroupController
+from berth.controllers.reservation import ReservationController
+from berth.controllers.workloads import WorkloadControllers
+from berth.scheduler.builtin import builtin_registry
+from berth.scheduler.framework.config import SchedulerConfig
+from berth.scheduler.framework.registry import Registry
+from berth.scheduler.scheduler import Scheduler
+from berth.store import MemoryStore
+from berth.store.admission import create_system_priority_classes, namespace_autoprovision, pod_admission
+from berth.store.events import EventRecorder
+from berth.store.reservation_defaults import reservation_admission
+
+__all__ = ["ControlPlane", "install_admission"]
+
+
+def install_admission(store: MemoryStore) -> None:
+    """The API server's built-in admission on `store` (namespace auto-provisioning, pod priority and defaults,
+    reservation defaults); the built-in PriorityClasses are created unless the store already holds state."""
+    store.add_admission(namespace_autoprovision(store))
+    store.add_admission(pod_admission(store))
+    store.add_admission(reservation_admission())
+    if store.revision == 0:
+        create_system_priority_classes(store)
+
+
+class ControlPlane:
+    """The scheduler (every profile), the controllers and, unless `kubelet` is False, the simulated kubelet,
+    all following `store` on `clock`."""
+
+    def __init__(
+        self,
+        store: MemoryStore,
+        clock: Clock,
+        *,
+        config: SchedulerConfig | None = None,
+        seed: int = 0,
+        registry: Registry | None = None,
+        kubelet: bool = True,
+    ) -> None:
+        """Wire the components to `store` (whose admission the caller installs) and `clock`."""
+        self.clock = clock
+        self.store = store
+        self.events = EventRecorder(store, buffered=True)
+        self.scheduler = Scheduler(
+            store, clock, self.events, registry or builtin_registry(), config, seed=seed
+        )
+        self.kubelet: SimKubelet | None = SimKubelet(store, clock) if kubelet else None
+        self.reservations = ReservationController(store, clock)
+        self.workloads = WorkloadControllers(store, clock)
+        self.disruption = DisruptionController(
+            store, clock, recorder=EventRecorder(store, component="controllermanager")
+        )
+        self.podgc = PodGCController(store, clock)
+        self.podgroups = PodGroupController(store, clock)
+        self.elasticquotas = ElasticQuotaController(store, clock)
+        self._pending: deque[WatchEvent] = deque()
+        self._unsubscribe = store.subscribe(self._pending.append)
+
+    def replay(self) -> None:
+        """Tell every component about the objects already in the store (a store recovered from disk)."""
+        for obj in self.store.all_objects():
+            self._pending.append(WatchEvent("ADDED", obj, _key(obj), self.store.revision))
+
+    def _dispatch(self) -> bool:
+        if not self._pending:
+            return False
+        sched, kubelet, reservations = self.scheduler, self.kubelet, self.reservations
+        sched_kinds = sched.watched_kinds()
+        while self._pending:
+            ev = self._pending.popleft()
+            obj = ev.object
+            kind = obj.get("kind")
+            if kind in sched_kinds:
+                sched.handle_event(ev.type, obj)
+            if kind == "Pod" and kubelet is not None:
+                kubelet.handle_event(ev.type, obj)
+            if kind in ("Pod", "Node", "Reservation"):
+                reservations.handle_event(ev.type, obj)
+            if kind in ("Pod", "ReplicaSet", "Deployment"):
+                self.workloads.handle_event(ev.type, obj)
+            if kind in ("Pod", "PodDisruptionBudget", "ReplicaSet", "Deployment"):
+                self.disruption.handle_event(ev.type, obj)
+            if kind in ("Pod", "Node"):
+                self.podgc.handle_event(ev.type, obj)
+            if kind in ("Pod", "PodGroup"):
+                self.podgroups.handle_event(ev.type, obj)
+            if kind in ("Pod", "ElasticQuota"):
+                self.elasticquotas.handle_event(ev.type, obj)
+        return True
+
+    def run_until_idle(self) -> None:
+        """Process events and schedule until nothing is ready now."""
+        while True:
+            self._dispatch()
+            if self.scheduler.schedule_one():
+                continue
+            self.events.flush()
+            if not self._pending:
+                return
+
+    @property
+    def busy(self) -> bool:
+        """Whether store events are waiting to be handed to the components."""
+        return bool(self._pending)
+
+    def close(self) -> None:
+        """Stop following the store."""
+        self._unsubscribe()
+
+
+def _key(obj: dict[str, object]) -> tuple[str, str]:
+    api_version = str(obj.get("apiVersion") or "")
+    return (api_version.rpartition("/")[0], str(obj.get("kind") or ""))
