@@ -30,8 +30,10 @@ SYSTEM_PRIORITY_CLASS_DESCRIPTIONS: dict[str, str] = {
 
 
 def create_system_priority_classes(store: Store) -> None:
-    """Create the built-in PriorityClasses, as kube-apiserver's bootstrap does when it starts."""
+    """Create the built-in PriorityClasses that are missing, as kube-apiserver's bootstrap does when it starts."""
     for name, description in SYSTEM_PRIORITY_CLASS_DESCRIPTIONS.items():
+        if _exists(store, name):
+            continue  # a restarted server finds what an earlier start made
         store.create(
             {
                 "apiVersion": "scheduling.k8s.io/v1",
@@ -42,6 +44,14 @@ def create_system_priority_classes(store: Store) -> None:
                 "preemptionPolicy": "PreemptLowerPriority",
             }
         )
+
+
+def _exists(store: Store, priority_class: str) -> bool:
+    try:
+        store.get(PRIORITY_CLASS_KEY, "", priority_class)
+    except NotFound:
+        return False
+    return True
 
 
 def _resolve_priority(store: Store, pod: dict[str, Any]) -> None:

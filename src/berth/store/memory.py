@@ -1,5 +1,9 @@
 """`MemoryStore`: the in-process cluster state with API-server semantics (the simulation's etcd + apiserver).
 
+`MemoryStore(...)` lives in memory only (the simulator). `MemoryStore.open(data_dir, ...)` is the same store made
+durable by a `berth.store.journal.Journal` (``data_dir/state.db``, SQLite in WAL mode): every committed write is
+journaled before it returns, and opening an existing directory recovers every object and the revision.
+
 Objects are wire-form dicts. Stored dicts are IMMUTABLE once committed: reads, writes and watch events hand out
 the store's own dicts, and successive versions of an object may share unchanged sub-dicts. Never mutate them;
 deep-copy (`copy_object`) to derive a modified version. Writes take a private deep copy of their input.
@@ -13,6 +17,7 @@ import random
 from collections import deque
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any, Literal
 
 from berth.api.errors import (
@@ -30,6 +35,7 @@ from berth.api.watch import ADDED, DELETED, MODIFIED, ResourceKey, Watch, WatchE
 from berth.clock import Clock, SimClock
 from berth.store.eviction import evict as evict_pod
 from berth.store.fieldselector import compile_field_selector
+from berth.store.journal import Journal, Row
 from berth.store.keys import KindInfoLike, KindResolver, api_kinds_resolver, key_of
 from berth.store.mergepatch import merge_patch
 from berth.store.objcopy import copy_object
@@ -91,8 +97,11 @@ class MemoryStore:
         self._epoch = epoch if epoch.tzinfo is not None else epoch.replace(tzinfo=UTC)
         self._kinds: KindResolver = kinds if kinds is not None else api_kinds_resolver
         self._validate: Validator | None = _api_validator() if validate == "auto" else validate
+        self._seed = seed
         self._uid_rng = random.Random(f"berth-uid-{seed}")
         self._name_rng = random.Random(f"berth-name-{seed}")
+        self._journal: Journal | None = None
+        self._recovered = False
         self._rev = 0
         self._objects: dict[ResourceKey, dict[tuple[str, str], Obj]] = {}
         self._sorted: dict[ResourceKey, list[tuple[str, str]]] = {}
@@ -106,6 +115,96 @@ class MemoryStore:
         self._ts_sec = -(2**62)
         self._ts_str = ""
         self._last_nanos = 0
+
+    # --- durability ---------------------------------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        data_dir: Path | str,
+        *,
+        seed: int = 0,
+        clock: Clock | None = None,
+        epoch: datetime = DEFAULT_EPOCH,
+        kinds: KindResolver | None = None,
+        validate: Validator | Literal["auto"] | None = "auto",
+        history_size: int = 100_000,
+        fsync: bool = False,
+    ) -> MemoryStore:
+        """A durable store journaled to ``data_dir/state.db`` (created with the directory when missing).
+
+        The other arguments are the constructor's. Every committed write (create, update, update_status,
+        patch, delete, bind, evict: all pass through one commit path) is written to SQLite in one transaction
+        before the method returns; see `berth.store.journal` for why ``synchronous=NORMAL`` (the default) keeps
+        every acknowledged write across ``kill -9``, and ``fsync=True`` for power-loss durability.
+
+        When the directory holds state, every object is restored as it was stored (resourceVersion, uid,
+        timestamps), `revision` is the stored revision (the next write gets revision + 1) and `recovered` is
+        True. Recovery writes directly into the maps: validation and admission hooks do not run (register hooks
+        after `open`), no watch event is emitted, and the watch history starts empty, so a watch from an older
+        resourceVersion raises ResourceExpired (410) and the client relists. After recovery the uid and name
+        generators are reseeded from (`seed`, recovered revision): each revision is reached by exactly one
+        committed write, so every start continues with a stream that no earlier start used, uids stay
+        distinct from the recovered ones (128 random bits each), and generated names are in addition checked
+        against the stored objects. A fresh directory uses the plain `seed` streams, like `MemoryStore(seed=)`.
+
+        Raises `berth.store.journal.DataDirInUse` when another process has the directory open and
+        `berth.store.journal.JournalError` when the file is not a usable journal. Call `close()` when done.
+        """
+        journal = Journal.open(Path(data_dir), fsync=fsync)
+        try:
+            store = cls(
+                seed=seed, clock=clock, epoch=epoch, kinds=kinds, validate=validate, history_size=history_size
+            )
+            revision, rows = journal.load()
+            store._recover(revision, rows)
+        except BaseException:
+            journal.close()
+            raise
+        store._journal = journal
+        return store
+
+    def _recover(self, revision: int, rows: list[Row]) -> None:
+        """Install recovered objects and the revision (no validation, admission or events)."""
+        objects = self._objects
+        for key, ns, name, obj in rows:
+            bucket = objects.get(key)
+            if bucket is None:
+                bucket = objects[key] = {}
+            bucket[(ns, name)] = obj
+        self._rev = revision
+        self._recovered = revision > 0
+        if revision > 0:
+            self._uid_rng = random.Random(f"berth-uid-{self._seed}-rev-{revision}")
+            self._name_rng = random.Random(f"berth-name-{self._seed}-rev-{revision}")
+
+    @property
+    def recovered(self) -> bool:
+        """True when `open` found earlier state (revision > 0): skip one-time bootstrap such as creating the
+        built-in PriorityClasses (create what is missing, tolerating AlreadyExists, to survive a crash in the
+        middle of a bootstrap)."""
+        return self._recovered
+
+    @property
+    def durable(self) -> bool:
+        """Whether writes are journaled (an open store from `open` that is not closed)."""
+        return self._journal is not None and not self._journal.closed
+
+    def close(self) -> None:
+        """Close the journal (checkpoint, release the data directory); later writes raise InternalError.
+
+        Reads keep working. A no-op for a memory-only store and when already closed.
+        """
+        if self._journal is not None:
+            self._journal.close()
+
+    def __enter__(self) -> MemoryStore:
+        """Context manager support: ``with MemoryStore.open(dir) as store: ...`` closes the journal on exit."""
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """Close the journal."""
+        self.close()
 
     # --- small helpers ------------------------------------------------------------------------------------
 
@@ -206,9 +305,17 @@ class MemoryStore:
     # --- commit & events ----------------------------------------------------------------------------------
 
     def _commit(self, etype: str, key: ResourceKey, ns: str, name: str, obj: Obj) -> Obj:
-        """Stamp the next revision into `obj` (whose metadata dict is private) and store/remove it."""
+        """Stamp the next revision into `obj` (whose metadata dict is private) and store/remove it.
+
+        With a journal the write is made durable first: when that fails (InternalError) nothing changes.
+        """
         rev = self._rev + 1
         obj["metadata"]["resourceVersion"] = str(rev)
+        if self._journal is not None:
+            if etype == DELETED:
+                self._journal.delete(key, ns, name, rev)
+            else:
+                self._journal.put(key, ns, name, obj, rev)
         self._rev = rev
         bucket = self._objects.get(key)
         if bucket is None:
