@@ -343,6 +343,77 @@ def drain(
         raise typer.Exit(1)
 
 
+class KubeletMode(StrEnum):
+    """What runs the pods ``berth serve`` binds."""
+
+    sim = "sim"
+    none = "none"
+
+
+def _listen_address(listen: str) -> tuple[str, int]:
+    """HOST:PORT (IPv6 in brackets) as a host and a port; exit 2 naming the option when malformed."""
+    host, sep, port_text = listen.rpartition(":")
+    host = host.strip("[]")
+    if not sep or not host or not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
+        raise _invalid(f'--listen: invalid address "{listen}" (expected HOST:PORT, e.g. 127.0.0.1:6443)')
+    return host, int(port_text)
+
+
+@app.command()
+def serve(
+    data_dir: Annotated[
+        Path, typer.Option("--data-dir", help="Where the state, certificates and kubeconfig live.")
+    ],
+    listen: Annotated[
+        str, typer.Option(help="Address to serve HTTPS on (port 0: any free port).")
+    ] = "127.0.0.1:6443",
+    kubelet: Annotated[
+        KubeletMode, typer.Option(help="sim: bound pods start and finish; none: they stay bound.")
+    ] = KubeletMode.sim,
+    scheduler_config: SchedulerConfigOption = None,
+    api_only: Annotated[
+        bool,
+        typer.Option(help="Serve the API only: no scheduler, controllers or kubelet (a bare API server)."),
+    ] = False,
+    tls_cert_file: Annotated[
+        Path | None, typer.Option(help="Serving certificate (default: one Berth makes).")
+    ] = None,
+    tls_private_key_file: Annotated[Path | None, typer.Option(help="Key of --tls-cert-file.")] = None,
+) -> None:
+    """Serve the Kubernetes API (for kubectl and client libraries) with the scheduler and controllers running."""
+    import asyncio
+
+    from berth.controlplane.serve import ServeOptions
+    from berth.controlplane.serve import serve as run_server
+    from berth.server.credentials import CredentialsError, ServerCredentials
+    from berth.store.journal import JournalError
+
+    host, port = _listen_address(listen)
+    options = ServeOptions(
+        data_dir,
+        host,
+        port,
+        kubelet=kubelet is KubeletMode.sim,
+        api_only=api_only,
+        config=_load_config(scheduler_config),
+        tls_cert=tls_cert_file,
+        tls_key=tls_private_key_file,
+    )
+
+    def ready(creds: ServerCredentials) -> None:
+        typer.echo(
+            f"berth serve: listening on {creds.server_url}; KUBECONFIG={creds.kubeconfig_path}", err=True
+        )
+
+    try:
+        asyncio.run(run_server(options, ready=ready))
+    except (CredentialsError, JournalError) as e:
+        raise _invalid(str(e)) from None
+    except OSError as e:
+        typer.echo(f"error: {listen}: {e.strerror or e}", err=True)
+        raise typer.Exit(1) from None
+
+
 @app.command()
 def version() -> None:
     """Print Berth's version."""

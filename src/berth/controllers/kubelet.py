@@ -114,6 +114,8 @@ class SimKubelet:
                 {
                     "name": c.get("name", ""),
                     "image": c.get("image", ""),
+                    "imageID": "",  # a required string in the API; no image is pulled here
+                    "lastState": {},
                     "ready": True,
                     "started": True,
                     "restartCount": 0,

@@ -33,12 +33,11 @@ __all__ = ["ControlPlane", "install_admission"]
 
 def install_admission(store: MemoryStore) -> None:
     """The API server's built-in admission on `store` (namespace auto-provisioning, pod priority and defaults,
-    reservation defaults); the built-in PriorityClasses are created unless the store already holds state."""
+    reservation defaults), and the built-in PriorityClasses that are missing."""
     store.add_admission(namespace_autoprovision(store))
     store.add_admission(pod_admission(store))
     store.add_admission(reservation_admission())
-    if store.revision == 0:
-        create_system_priority_classes(store)
+    create_system_priority_classes(store)
 
 
 class ControlPlane:
@@ -108,13 +107,23 @@ class ControlPlane:
 
     def run_until_idle(self) -> None:
         """Process events and schedule until nothing is ready now."""
+        self.work()
+
+    def work(self, budget: int | None = None) -> bool:
+        """Process events and schedule until nothing is ready, or for at most `budget` scheduling cycles;
+        True when work is left (a server yields to its requests between slices)."""
+        cycles = 0
         while True:
             self._dispatch()
             if self.scheduler.schedule_one():
+                cycles += 1
+                if budget is not None and cycles >= budget:
+                    self.events.flush()
+                    return True
                 continue
             self.events.flush()
             if not self._pending:
-                return
+                return False
 
     @property
     def busy(self) -> bool:

@@ -1,5 +1,6 @@
 """Field selectors (``?fieldSelector=``): ``metadata.name``, ``metadata.namespace``, ``spec.nodeName``,
-``spec.schedulerName``, ``status.phase`` with ``=``, ``==``, ``!=``, comma-ANDed (apimachinery fields.Parse)."""
+``spec.schedulerName``, ``status.phase`` and an Event's ``involvedObject.*``, ``reason``, ``type``, ``source``
+and ``reportingComponent``, with ``=``, ``==``, ``!=``, comma-ANDed (apimachinery fields.Parse)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,18 @@ SUPPORTED_FIELDS: dict[str, _Getter] = {
     "spec.nodeName": _nested("spec", "nodeName"),
     "spec.schedulerName": _nested("spec", "schedulerName"),
     "status.phase": _nested("status", "phase"),
+    # an Event's fields (kubectl describe lists an object's events with these)
+    "involvedObject.kind": _nested("involvedObject", "kind"),
+    "involvedObject.namespace": _nested("involvedObject", "namespace"),
+    "involvedObject.name": _nested("involvedObject", "name"),
+    "involvedObject.uid": _nested("involvedObject", "uid"),
+    "involvedObject.apiVersion": _nested("involvedObject", "apiVersion"),
+    "involvedObject.resourceVersion": _nested("involvedObject", "resourceVersion"),
+    "involvedObject.fieldPath": _nested("involvedObject", "fieldPath"),
+    "reason": lambda obj: str(obj.get("reason") or ""),
+    "reportingComponent": lambda obj: str(obj.get("reportingComponent") or ""),
+    "type": lambda obj: str(obj.get("type") or ""),
+    "source": _nested("source", "component"),
 }
 """Field label → value getter (absent fields read as "")."""
 

@@ -1,0 +1,129 @@
+"""`berth serve`: the Kubernetes API over a durable embedded store, with the control plane on real time.
+
+One asyncio event loop runs everything: uvicorn's HTTP(S) server, whose handlers call the store directly,
+and the core task, which hands store events to the components and runs the clock's due timers. A handler
+runs to completion between two slices of the core, so nothing needs a lock. The core works in slices of
+`SLICE_CYCLES` scheduling cycles so that a long queue never holds requests back for long.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+
+from berth.clock import RealClock
+from berth.controlplane.plane import ControlPlane, install_admission
+from berth.scheduler.framework.config import SchedulerConfig
+from berth.server.app import ApiServer
+from berth.server.credentials import ServerCredentials
+from berth.store import MemoryStore
+
+__all__ = ["SLICE_CYCLES", "ServeOptions", "serve"]
+
+SLICE_CYCLES = 200
+"""Scheduling cycles the core runs before it lets waiting requests in."""
+
+
+@dataclass(frozen=True, slots=True)
+class ServeOptions:
+    """How `berth serve` runs: where its state lives, where it listens and which components it runs."""
+
+    data_dir: Path
+    host: str = "127.0.0.1"
+    port: int = 6443
+    kubelet: bool = True
+    api_only: bool = False
+    config: SchedulerConfig | None = None
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, telling the API to end its watch streams as soon as shutdown begins."""
+
+    def __init__(self, config: uvicorn.Config, api: ApiServer) -> None:
+        super().__init__(config)
+        self.api = api
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        self.api.stopping.set()
+        await super().shutdown(sockets)
+
+
+async def _core(plane: ControlPlane, clock: RealClock, wake: asyncio.Event, stopping: asyncio.Event) -> None:
+    """Run the control plane: events as they come, timers when due, in slices between requests."""
+    while not stopping.is_set():
+        wake.clear()
+        if plane.work(SLICE_CYCLES):
+            await asyncio.sleep(0)
+            continue
+        due = clock.peek()
+        if due is not None and due <= clock.now():
+            clock.step()
+            continue
+        timeout = None if due is None else due - clock.now()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(wake.wait(), timeout)
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(512)
+    sock.setblocking(False)
+    return sock
+
+
+async def serve(options: ServeOptions, *, ready: Any = None) -> None:
+    """Serve until SIGINT/SIGTERM: bind, make the credentials and kubeconfig, recover the store, run.
+
+    `ready`, when given, is called with the ServerCredentials once the server accepts connections.
+    """
+    sock = _listen(options.host, options.port)
+    port = sock.getsockname()[1]
+    creds = ServerCredentials.ensure(options.data_dir, options.host, port, options.tls_cert, options.tls_key)
+    clock = RealClock()
+    store = MemoryStore.open(options.data_dir, clock=clock, epoch=datetime.now(UTC))
+    try:
+        install_admission(store)
+        api = ApiServer(store, token_ok=creds.token_matches)
+        plane: ControlPlane | None = None
+        if not options.api_only:
+            plane = ControlPlane(store, clock, config=options.config, kubelet=options.kubelet)
+            plane.replay()
+        wake = asyncio.Event()
+        store.subscribe(lambda _ev: wake.set())
+        config = uvicorn.Config(
+            api.app,
+            ssl_certfile=str(creds.cert_file),
+            ssl_keyfile=str(creds.key_file),
+            log_level="warning",
+            lifespan="off",
+            timeout_graceful_shutdown=3,
+        )
+        server = _Server(config, api)
+        core = asyncio.create_task(_core(plane, clock, wake, api.stopping)) if plane is not None else None
+        if ready is not None:
+            asyncio.get_running_loop().call_soon(ready, creds)
+        try:
+            await server.serve(sockets=[sock])
+        finally:
+            api.stopping.set()
+            wake.set()
+            if core is not None:
+                core.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await core
+            if plane is not None:
+                plane.close()
+    finally:
+        store.close()

@@ -1,0 +1,319 @@
+"""The HTTP face of `berth serve`: a Starlette application speaking the Kubernetes API over a `Store`.
+
+Requests are authenticated by bearer token (except the health and version endpoints, which kube-apiserver
+also answers anonymously), bodies are limited to 3 MiB, and every refusal is a metav1.Status with kube's
+reason and code. Object verbs go through `berth.server.rest.RestAPI`; watches stream JSON lines from the
+store's `Watch`; discovery and Table printing come from `berth.server.discovery` / `berth.server.tables`.
+
+Every handler is a coroutine on the server's event loop, the same loop that runs the control plane, so
+store calls need no lock: a handler runs to completion between two steps of the core.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+import yaml
+from starlette.applications import Starlette
+from starlette.requests import Request as HttpRequest
+from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from berth.api.contracts import Store
+from berth.api.errors import BadRequest, NotFound, ResourceExpired, StatusError
+from berth.api.labels import LabelSelectorError, Selector, parse_selector
+from berth.api.watch import Watch, WatchEvent
+from berth.server import discovery, openapi, tables
+from berth.server.rest import Request, RestAPI, resolve
+from berth.store.fieldselector import FieldSelector, compile_field_selector
+
+__all__ = ["MAX_BODY_BYTES", "VERSION", "ApiServer"]
+
+MAX_BODY_BYTES = 3 * 1024 * 1024
+"""kube-apiserver's limit on a request body (3 MiB)."""
+VERSION: dict[str, str] = {
+    "major": "1",
+    "minor": "32",
+    "gitVersion": "v1.32.0-berth",
+    "gitCommit": "",
+    "gitTreeState": "clean",
+    "buildDate": "2026-01-01T00:00:00Z",
+    "goVersion": "python",
+    "compiler": "cpython",
+    "platform": "linux/amd64",
+}
+"""What ``/version`` reports: the Kubernetes API level Berth serves."""
+WATCH_HEARTBEAT_SECONDS = 30.0
+ANONYMOUS_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version"})
+
+
+class _Unauthorized(StatusError):
+    reason = "Unauthorized"
+    code = 401
+
+
+class _TooLarge(StatusError):
+    reason = "RequestEntityTooLarge"
+    code = 413
+
+
+class _Unsupported(StatusError):
+    reason = "UnsupportedMediaType"
+    code = 415
+
+
+def _status_response(err: StatusError) -> JSONResponse:
+    return JSONResponse(err.to_status(), status_code=err.code)
+
+
+def _decode_body(raw: bytes, content_type: str) -> bytes:
+    """The body as JSON bytes: JSON as is, YAML converted; protobuf and others refused with 415."""
+    if not raw:
+        return raw
+    media = content_type.split(";")[0].strip().lower()
+    if media in ("", "application/json") or media.endswith("+json"):
+        return raw
+    if media in ("application/yaml", "application/apply-patch+yaml", "text/yaml"):
+        try:
+            doc = yaml.safe_load(raw)
+        except yaml.YAMLError as e:
+            raise BadRequest(f"the request body is not valid YAML: {e}") from None
+        return json.dumps(doc).encode()
+    raise _Unsupported(
+        f'the body of the request was in an unknown format - accepted media types include: application/json, application/yaml ("{media}")'
+    )
+
+
+def _one(query: Mapping[str, list[str]], key: str) -> str | None:
+    values = query.get(key)
+    return values[-1] if values else None
+
+
+class ApiServer:
+    """The Kubernetes API over `store`, as a Starlette app (`app`); `token_ok` checks a request's
+    ``Authorization`` header (None: no authentication). `on_write` is called after every request that may
+    have written (the control plane wakes up)."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        token_ok: Callable[[str], bool] | None = None,
+        now: Callable[[], datetime] | None = None,
+    ) -> None:
+        """Serve `store`; `now` (default: wall time) ages objects in Table output."""
+        self.store = store
+        self.rest = RestAPI(store)
+        self.token_ok = token_ok
+        self.now = now or (lambda: datetime.now(UTC))
+        self.stopping = asyncio.Event()
+        self.app = Starlette(
+            routes=[
+                Route("/healthz", self._health),
+                Route("/livez", self._health),
+                Route("/readyz", self._health),
+                Route("/version", self._version),
+                Route("/openapi/v3", self._openapi_root),
+                Route("/openapi/v3/{path:path}", self._openapi),
+                Route("/{path:path}", self._api, methods=["GET", "POST", "PUT", "PATCH", "DELETE"]),
+            ]
+        )
+        self.app.add_middleware(_Guard, server=self)
+
+    # ----- small endpoints -------------------------------------------------------------------
+    async def _health(self, request: HttpRequest) -> Response:
+        return PlainTextResponse("ok")
+
+    async def _version(self, request: HttpRequest) -> Response:
+        return JSONResponse(VERSION)
+
+    async def _openapi_root(self, request: HttpRequest) -> Response:
+        return JSONResponse(openapi.root())
+
+    async def _openapi(self, request: HttpRequest) -> Response:
+        parts = request.path_params["path"].strip("/").split("/")
+        doc = None
+        if len(parts) == 2 and parts[0] == "api":
+            doc = openapi.document("", parts[1])
+        elif len(parts) == 3 and parts[0] == "apis":
+            doc = openapi.document(parts[1], parts[2])
+        if doc is None:
+            return _status_response(
+                NotFound(f"the server could not find the requested resource ({request.url.path})")
+            )
+        return JSONResponse(doc)
+
+    # ----- the API ---------------------------------------------------------------------------
+    async def _api(self, request: HttpRequest) -> Response:
+        path = "/" + request.path_params["path"]
+        query: dict[str, list[str]] = {}
+        for k, v in request.query_params.multi_items():
+            query.setdefault(k, []).append(v)
+        accept = request.headers.get("accept", "")
+        method = request.method
+        try:
+            if method == "GET":
+                found = self._discovery(path, accept)
+                if found is not None:
+                    return JSONResponse(found[0], media_type=found[1])
+                if _one(query, "watch") in ("1", "true"):
+                    return self._watch(path, query)
+            raw = await request.body()
+            if len(raw) > MAX_BODY_BYTES:
+                raise _TooLarge(f"the request body is larger than {MAX_BODY_BYTES} bytes")
+            body = _decode_body(raw, request.headers.get("content-type", ""))
+        except StatusError as e:
+            return _status_response(e)
+        code, doc = self.rest.handle(Request(method, path, query, body))
+        table = tables.negotiate_table(accept) if code < 300 and method == "GET" else None
+        if table is not None:
+            try:
+                doc = self._as_table(path, doc, query, table)
+            except StatusError as e:
+                return _status_response(e)
+            return JSONResponse(doc, status_code=code, media_type=tables.table_content_type(table))
+        return JSONResponse(doc, status_code=code)
+
+    def _discovery(self, path: str, accept: str) -> tuple[dict[str, Any], str] | None:
+        """The discovery document at `path` and its content type, or None when `path` names resources."""
+        trimmed = path.rstrip("/") or "/"
+        if trimmed in ("/api", "/apis"):
+            version = discovery.negotiate_aggregated(accept)
+            if version is not None:
+                return discovery.aggregated(trimmed, version), discovery.aggregated_content_type(version)
+            doc = discovery.api_versions() if trimmed == "/api" else discovery.api_group_list()
+            return doc, "application/json"
+        parts = [p for p in trimmed.split("/") if p]
+        found: dict[str, Any] | None = None
+        if len(parts) == 2 and parts[0] == "api":
+            found = discovery.resource_list("", parts[1])
+        elif len(parts) == 3 and parts[0] == "apis":
+            found = discovery.resource_list(parts[1], parts[2])
+        elif len(parts) == 2 and parts[0] == "apis":
+            found = discovery.api_group(parts[1])
+        else:
+            return None
+        if found is None:
+            raise NotFound(f"the server could not find the requested resource ({path})")
+        return found, "application/json"
+
+    def _as_table(
+        self, path: str, doc: dict[str, Any], query: Mapping[str, list[str]], version: str
+    ) -> dict[str, Any]:
+        info = resolve(path).info
+        is_list = str(doc.get("kind", "")).endswith("List") and "items" in doc
+        objects = list(doc["items"]) if is_list else [doc]
+        return tables.table_for(
+            objects,
+            info,
+            now=self.now(),
+            include_object=_one(query, "includeObject") or "Metadata",
+            version=version,
+            list_meta=doc.get("metadata") if is_list else None,
+        )
+
+    # ----- watch -----------------------------------------------------------------------------
+    def _watch(self, path: str, query: Mapping[str, list[str]]) -> Response:
+        route = resolve(path)
+        if route.name or route.subresource:
+            raise NotFound(f"the server could not find the requested resource ({path})")
+        labels: Selector | None = None
+        fields: FieldSelector | None = None
+        try:
+            label_text = _one(query, "labelSelector")
+            if label_text:
+                labels = parse_selector(label_text)
+        except LabelSelectorError as e:
+            raise BadRequest(f"unable to parse requirement: {e}") from None
+        field_text = _one(query, "fieldSelector")
+        if field_text:
+            fields = compile_field_selector(field_text)
+        key = (route.info.group, route.info.kind)
+        try:
+            watch = self.store.watch(
+                key, resource_version=_one(query, "resourceVersion"), namespace=route.namespace or None
+            )
+        except ResourceExpired as e:
+            return StreamingResponse(_expired(e), media_type="application/json")
+        bookmarks = _one(query, "allowWatchBookmarks") in ("1", "true")
+        stream = self._events(watch, labels, fields, bookmarks, route.info.api_version, route.info.kind)
+        return StreamingResponse(stream, media_type="application/json")
+
+    async def _events(
+        self,
+        watch: Watch,
+        labels: Selector | None,
+        fields: FieldSelector | None,
+        bookmarks: bool,
+        api_version: str,
+        kind: str,
+    ) -> AsyncIterator[bytes]:
+        ready = asyncio.Event()
+        watch.on_ready = ready.set
+        try:
+            while not self.stopping.is_set():
+                events = watch.poll()
+                lines = [_line(ev) for ev in events if _selected(ev, labels, fields)]
+                if lines:
+                    yield b"".join(lines)
+                    continue
+                if events:
+                    continue
+                ready.clear()
+                if watch.pending():
+                    continue
+                try:
+                    await asyncio.wait_for(ready.wait(), WATCH_HEARTBEAT_SECONDS)
+                except TimeoutError:
+                    if bookmarks:
+                        yield _bookmark(api_version, kind, self.store.revision)
+        finally:
+            watch.stop()
+
+
+def _selected(ev: WatchEvent, labels: Selector | None, fields: FieldSelector | None) -> bool:
+    obj = ev.object
+    if labels is not None and not labels.matches((obj.get("metadata") or {}).get("labels") or {}):
+        return False
+    return fields is None or fields.matches(obj)
+
+
+def _line(ev: WatchEvent) -> bytes:
+    return json.dumps({"type": ev.type, "object": ev.object}, separators=(",", ":")).encode() + b"\n"
+
+
+def _bookmark(api_version: str, kind: str, revision: int) -> bytes:
+    obj = {"apiVersion": api_version, "kind": kind, "metadata": {"resourceVersion": str(revision)}}
+    return json.dumps({"type": "BOOKMARK", "object": obj}).encode() + b"\n"
+
+
+async def _expired(err: ResourceExpired) -> AsyncIterator[bytes]:
+    """kube-apiserver answers a watch from a compacted resourceVersion with a 200 stream of one ERROR event."""
+    yield json.dumps({"type": "ERROR", "object": err.to_status()}).encode() + b"\n"
+
+
+class _Guard:
+    """ASGI middleware: bearer-token authentication, and Status answers for what the routes refuse."""
+
+    def __init__(self, app: Any, server: ApiServer) -> None:
+        self.app = app
+        self.server = server
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if self.server.token_ok is not None and scope["path"] not in ANONYMOUS_PATHS:
+            headers = dict(scope.get("headers") or ())
+            auth = headers.get(b"authorization", b"").decode("latin-1")
+            if not self.server.token_ok(auth):
+                await _status_response(_Unauthorized("Unauthorized"))(scope, receive, send)
+                return
+        try:
+            await self.app(scope, receive, send)
+        except StatusError as e:
+            await _status_response(e)(scope, receive, send)

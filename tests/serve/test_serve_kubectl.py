@@ -1,0 +1,216 @@
+"""`berth serve` driven by the real kubectl and the official Python client, over HTTPS on loopback."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from kubernetes import client as kube_client
+from kubernetes import config as kube_config
+from kubernetes import watch as kube_watch
+from serve_helpers import KUBECTL, Served, running
+
+from builders import make_node, make_pod
+
+pytestmark = pytest.mark.skipif(KUBECTL is None, reason="the end-to-end tests need kubectl on PATH")
+
+GUIDE = Path(__file__).parents[2] / "examples" / "reservation" / "01-quick-start"
+
+
+def eventually(check: Callable[[], Any], what: str, limit: float = 20.0) -> Any:
+    """Poll `check` until it returns something truthy (bounded: fails the test after `limit` seconds)."""
+    deadline = time.monotonic() + limit
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"never happened: {what}")
+        time.sleep(0.05)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    with running(tmp_path_factory.mktemp("serve")) as served:
+        yield served
+
+
+def _get(served: Served, *args: str) -> Any:
+    done = served.kubectl("get", *args, "-o", "json")
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_discovery_and_an_empty_cluster(server: Served) -> None:
+    done = server.kubectl("get", "nodes")
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "No resources found\n")
+    resources = server.kubectl("api-resources", "--api-group", "scheduling.koordinator.sh", "-o", "name")
+    assert resources.stdout.split() == [
+        "podmigrationjobs.scheduling.koordinator.sh",
+        "reservations.scheduling.koordinator.sh",
+    ]
+    version = server.kubectl("version", "-o", "json")
+    assert json.loads(version.stdout)["serverVersion"]["gitVersion"] == "v1.32.0-berth"
+
+
+def test_a_created_pod_is_scheduled_and_runs(server: Served) -> None:
+    out = server.apply(make_node("n1").obj(), make_pod("web").req(cpu="1").obj())
+    assert out == "node/n1 created\npod/web created\n"
+    eventually(lambda: _get(server, "pod", "web")["status"].get("phase") == "Running", "web Running")
+    pod = _get(server, "pod", "web")
+    assert pod["spec"]["nodeName"] == "n1"
+    assert [c["type"] for c in pod["status"]["conditions"]] == [
+        "Initialized",
+        "Ready",
+        "ContainersReady",
+        "PodScheduled",
+    ]
+    wide = server.kubectl("get", "pod", "web", "-o", "wide").stdout.splitlines()
+    assert wide[0].split() == [
+        "NAME",
+        "READY",
+        "STATUS",
+        "RESTARTS",
+        "AGE",
+        "IP",
+        "NODE",
+        "NOMINATED",
+        "NODE",
+        "READINESS",
+        "GATES",
+    ]
+    assert wide[1].split()[:3] == ["web", "1/1", "Running"] and wide[1].split()[6] == "n1"
+    events = _get(server, "events", "--field-selector", "involvedObject.name=web")["items"]
+    assert ("Scheduled", "Successfully assigned default/web to n1") in [
+        (e["reason"], e["message"]) for e in events
+    ]
+
+
+def test_delete_waits_until_the_pod_is_gone(server: Served) -> None:
+    server.apply(
+        make_node("n2").obj(),
+        make_pod("short").node_selector(**{"kubernetes.io/hostname": "n2"}).grace(1).obj(),
+    )
+    eventually(lambda: _get(server, "pod", "short")["status"].get("phase") == "Running", "short Running")
+    done = server.kubectl("delete", "pod", "short")
+    assert (done.returncode, done.stdout) == (0, 'pod "short" deleted\n')
+    gone = server.kubectl("get", "pod", "short")
+    assert (gone.returncode, gone.stderr) == (1, 'Error from server (NotFound): pods "short" not found\n')
+
+
+def test_label_and_describe(server: Served) -> None:
+    server.apply(make_node("n3").obj())
+    assert server.kubectl("label", "node", "n3", "zone=a").stdout == "node/n3 labeled\n"
+    assert _get(server, "node", "n3")["metadata"]["labels"]["zone"] == "a"
+    described = server.kubectl("describe", "node", "n3")
+    assert described.returncode == 0, described.stderr
+    assert "zone=a" in described.stdout and "Allocatable:" in described.stdout
+
+
+def test_the_reservation_quick_start_of_the_user_guide(server: Served) -> None:
+    """Koordinator's guide: a Reservation becomes Available on a node; its owner pod lands in it."""
+    for name in ("01-nodes.yaml", "02-reservation-demo.yaml"):
+        done = server.kubectl("create", "-f", str(GUIDE / name))
+        assert done.returncode == 0, done.stderr
+    reservation = eventually(
+        lambda: (
+            (r := _get(server, "reservation", "reservation-demo"))["status"].get("phase") == "Available" and r
+        ),
+        "reservation Available",
+    )
+    table = server.kubectl("get", "reservation", "-o", "wide").stdout.splitlines()
+    assert table[0].split() == ["NAME", "PHASE", "AGE", "NODE", "TTL", "EXPIRES"]
+    assert table[1].split()[:2] == ["reservation-demo", "Available"]
+    scenario = yaml.safe_load((GUIDE / "03-scenario.yaml").read_text())
+    server.apply(scenario["spec"]["steps"][0]["create"][0])
+    pod = eventually(
+        lambda: (p := _get(server, "pod", "pod-demo-0"))["spec"].get("nodeName") and p, "owner bound"
+    )
+    assert pod["spec"]["nodeName"] == reservation["status"]["nodeName"]
+    allocated = json.loads(pod["metadata"]["annotations"]["scheduling.koordinator.sh/reservation-allocated"])
+    assert allocated == {"name": "reservation-demo", "uid": reservation["metadata"]["uid"]}
+
+
+def test_refusals_are_kube_statuses(server: Served) -> None:
+    with server.client(token="wrong") as http:
+        answer = http.get("/api/v1/pods")
+    assert answer.status_code == 401
+    assert answer.json() == {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": "Unauthorized",
+        "reason": "Unauthorized",
+        "code": 401,
+    }
+    with server.client() as http:
+        assert http.get("/healthz").text == "ok"
+        missing = http.get("/api/v1/namespaces/default/pods/nope")
+        assert (missing.status_code, missing.json()["message"]) == (404, 'pods "nope" not found')
+        big = http.post("/api/v1/namespaces/default/pods", content=b"{" + b" " * (3 * 1024 * 1024) + b"}")
+        assert (big.status_code, big.json()["reason"]) == (413, "RequestEntityTooLarge")
+        bad = http.post(
+            "/api/v1/namespaces/default/pods",
+            content=b"{not json",
+            headers={"Content-Type": "application/json"},
+        )
+        assert (bad.status_code, bad.json()["reason"]) == (400, "BadRequest")
+    empty = make_pod("bad").obj()
+    empty["spec"]["containers"] = []
+    done = server.kubectl("create", "-f", "-", stdin=yaml.safe_dump(empty))
+    assert (done.returncode, done.stderr) == (
+        1,
+        'The Pod "bad" is invalid: spec.containers: Required value\n',
+    )
+
+
+def test_the_official_client_lists_and_watches(server: Served) -> None:
+    api = kube_client.CoreV1Api(kube_config.new_client_from_config(str(server.kubeconfig)))
+    seen: list[tuple[str, str]] = []
+    stream = kube_watch.Watch()
+
+    def follow() -> None:
+        for event in stream.stream(api.list_namespaced_pod, "default", timeout_seconds=20):
+            seen.append((event["type"], event["object"].metadata.name))
+            if event["object"].metadata.name == "py-made":
+                stream.stop()
+
+    follower = threading.Thread(target=follow)
+    follower.start()
+    eventually(lambda: seen, "the watch's first events")
+    api.create_namespaced_pod("default", make_pod("py-made").obj())
+    follower.join(30)
+    assert not follower.is_alive()
+    assert ("ADDED", "py-made") in seen
+    names = [p.metadata.name for p in api.list_namespaced_pod("default").items]
+    assert "py-made" in names
+
+
+def test_state_survives_a_restart(tmp_path: Path) -> None:
+    with running(tmp_path) as first:
+        first.apply(make_node("n1").obj(), make_pod("kept").obj())
+        before = eventually(lambda: (p := _get(first, "pod", "kept"))["spec"].get("nodeName") and p, "bound")
+    with running(tmp_path) as second:
+        after = _get(second, "pod", "kept")
+        assert (after["metadata"]["uid"], after["spec"]["nodeName"]) == (before["metadata"]["uid"], "n1")
+        assert int(after["metadata"]["resourceVersion"]) >= int(before["metadata"]["resourceVersion"])
+        second.apply(make_pod("new").obj())
+        assert _get(second, "pod", "new")["metadata"]["uid"] != before["metadata"]["uid"]
+
+
+def test_api_only_and_kubelet_none(tmp_path: Path) -> None:
+    with running(tmp_path / "bare", "--api-only") as bare:
+        bare.apply(make_node("n1").obj(), make_pod("waits").obj())
+        time.sleep(0.5)  # give a scheduler the chance it must not have
+        assert "nodeName" not in _get(bare, "pod", "waits")["spec"]
+    with running(tmp_path / "nokubelet", "--kubelet", "none") as idle:
+        idle.apply(make_node("n1").obj(), make_pod("bound").obj())
+        pod = eventually(lambda: (p := _get(idle, "pod", "bound"))["spec"].get("nodeName") and p, "bound")
+        assert pod["status"].get("phase") == "Pending"
