@@ -214,3 +214,74 @@ def test_api_only_and_kubelet_none(tmp_path: Path) -> None:
         idle.apply(make_node("n1").obj(), make_pod("bound").obj())
         pod = eventually(lambda: (p := _get(idle, "pod", "bound"))["spec"].get("nodeName") and p, "bound")
         assert pod["status"].get("phase") == "Pending"
+
+
+def test_kubectl_drain_honours_a_disruption_budget(tmp_path: Path) -> None:
+    """Three replicas with minAvailable 2: the drain of the node holding two evicts one, is refused the second
+    (429, kube's message) until the replacement is Ready, then evicts it; the budget is never broken."""
+    labels = {"app": "web"}
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {
+            "replicas": 3,
+            "selector": {"matchLabels": labels},
+            "template": {
+                # a new replica is Ready 6 s after it is bound, so the budget holds the second eviction back
+                "metadata": {"labels": labels, "annotations": {"berth.dev/startup": "6s"}},
+                "spec": {
+                    "terminationGracePeriodSeconds": 1,
+                    "containers": [{"name": "c", "image": "nginx", "resources": {"requests": {"cpu": "3"}}}],
+                },
+            },
+        },
+    }
+    budget = {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": "web-pdb", "namespace": "default"},
+        "spec": {"minAvailable": 2, "selector": {"matchLabels": labels}},
+    }
+    with running(tmp_path) as served:
+        served.apply(
+            make_node("a").capacity(cpu="8").obj(), make_node("b").capacity(cpu="8").obj(), deployment, budget
+        )
+        healthy = lambda n: _get(served, "pdb", "web-pdb").get("status", {}).get("currentHealthy") == n  # noqa: E731
+        eventually(lambda: healthy(3), "three replicas healthy")
+        lowest = [3]
+        watcher = threading.Thread(target=_track_healthy, args=(served, lowest), daemon=True)
+        watcher.start()
+        on = lambda node: [  # noqa: E731
+            p["metadata"]["name"]
+            for p in _get(served, "pods", "-l", "app=web")["items"]
+            if p["spec"]["nodeName"] == node
+        ]
+        busy = "a" if len(on("a")) == 2 else "b"
+        victims = sorted(on(busy))
+        served.apply(make_node("c").capacity(cpu="8").obj())
+        done = served.kubectl("drain", busy, "--ignore-daemonsets", "--timeout=60s")
+        assert done.returncode == 0, done.stderr
+        lines = done.stdout.splitlines()
+        assert (lines[0], lines[-1]) == (f"node/{busy} cordoned", f"node/{busy} drained")
+        evicted = sorted(line.split("/")[1].split()[0] for line in lines if line.startswith("pod/"))
+        assert evicted == victims
+        refusals = [line for line in done.stderr.splitlines() if line.startswith("error when evicting pods/")]
+        assert len(refusals) >= 1
+        assert refusals[0].endswith(
+            "(will retry after 5s): Cannot evict pod as it would violate the pod's disruption budget."
+        )
+        eventually(lambda: healthy(3), "the replacements healthy")
+        assert on(busy) == []
+        assert lowest == [2]  # the budget's own view never fell below minAvailable
+
+
+def _track_healthy(served: Served, lowest: list[int]) -> None:
+    """Keep the lowest currentHealthy the budget reports, from a watch of it."""
+    api = kube_client.PolicyV1Api(kube_config.new_client_from_config(str(served.kubeconfig)))
+    for event in kube_watch.Watch().stream(
+        api.list_namespaced_pod_disruption_budget, "default", timeout_seconds=60
+    ):
+        status = event["object"].status
+        if status is not None and status.current_healthy is not None:
+            lowest[0] = min(lowest[0], status.current_healthy)

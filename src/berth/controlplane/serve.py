@@ -25,8 +25,10 @@ from berth.server.app import ApiServer
 from berth.server.credentials import ServerCredentials
 from berth.store import MemoryStore
 
-__all__ = ["SLICE_CYCLES", "ServeOptions", "serve"]
+__all__ = ["IDLE_TIMEOUT_SECONDS", "SLICE_CYCLES", "ServeOptions", "serve"]
 
+IDLE_TIMEOUT_SECONDS = 90
+"""How long an idle HTTP keep-alive connection stays open (kube-apiserver's IdleTimeout)."""
 SLICE_CYCLES = 200
 """Scheduling cycles the core runs before it lets waiting requests in."""
 
@@ -109,6 +111,10 @@ async def serve(options: ServeOptions, *, ready: Any = None) -> None:
             log_level="warning",
             lifespan="off",
             timeout_graceful_shutdown=3,
+            # idle keep-alive connections stay open as long as kube-apiserver keeps them (90 s): a client such
+            # as kubectl drain retrying a refused eviction after 5 s reuses its connection, and a POST on a
+            # connection the server is just closing fails with EOF (Go retries only idempotent requests)
+            timeout_keep_alive=IDLE_TIMEOUT_SECONDS,
         )
         server = _Server(config, api)
         core = asyncio.create_task(_core(plane, clock, wake, api.stopping)) if plane is not None else None
