@@ -2,21 +2,31 @@
 
 One request in, one (HTTP code, JSON body) out, with no transport attached: the HTTP server of
 ``berth serve`` and in-process clients (tests, tools) share it. Supported: get, list (labelSelector,
-fieldSelector), create, update, patch (JSON merge patch; strategic merge patches are applied as merge
-patches), delete (gracePeriodSeconds, dryRun), the ``status`` subresource and the pods' ``eviction``
+fieldSelector), create, update, patch (by ``Request.content_type``: JSON merge patch, RFC 6902 JSON
+patch, and strategic merge patch for the built-in kinds; 415 for other types), delete (gracePeriodSeconds, dryRun), the ``status`` subresource and the pods' ``eviction``
 subresource (policy/v1 Eviction, Berth's eviction API) and ``binding`` (v1 Binding). Watches are not served.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from berth.api.contracts import Store
-from berth.api.errors import BadRequest, Invalid, NotFound, StatusError
+from berth.api.errors import BadRequest, Conflict, Invalid, NotFound, StatusError
 from berth.api.kinds import KindInfo, UnknownKindError, all_kinds
+from berth.api.patches import (
+    JSON_PATCH,
+    MERGE_PATCH,
+    STRATEGIC_MERGE_PATCH,
+    UnsupportedMediaType,
+    json_patch,
+    smp_schema,
+    strategic_merge_patch,
+)
 
 Obj = dict[str, Any]
 Query = Mapping[str, Sequence[str]]
@@ -42,6 +52,8 @@ class Request:
     path: str
     query: Query
     body: bytes = b""
+    content_type: str = ""
+    """The Content-Type header; PATCH dispatches on it (empty means a JSON merge patch)."""
 
 
 def _by_resource() -> dict[tuple[str, str, str], KindInfo]:
@@ -90,6 +102,68 @@ def _json_body(body: bytes) -> Obj:
     if not isinstance(doc, dict):
         raise BadRequest("the request body must be a JSON object")
     return doc
+
+
+_PATCH_ATTEMPTS = 5
+"""kube-apiserver's patcher retries a patch this many times on a write conflict."""
+
+_CR_PATCH_TYPES = (JSON_PATCH, MERGE_PATCH)
+_BUILTIN_PATCH_TYPES = (JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH)
+
+
+def _patch_types(info: KindInfo) -> tuple[str, ...]:
+    """The patch media types the kind accepts (strategic merge patch only for built-in kinds)."""
+    return _BUILTIN_PATCH_TYPES if smp_schema(info.group, info.kind) is not None else _CR_PATCH_TYPES
+
+
+def _media_type(content_type: str) -> str:
+    """The media type of a Content-Type header, parameters (``; charset=...``) dropped."""
+    return content_type.split(";", 1)[0].strip().lower()
+
+
+def _json_document(body: bytes) -> Any:
+    try:
+        return json.loads(body or b"null")
+    except ValueError as e:
+        raise BadRequest(f"the request body is not valid JSON: {e}") from None
+
+
+def _checked_patch_result(route: Route, current: Obj, patched: Any) -> Obj:
+    """The patched object, checked as kube's patcher does: still an object with this kind, name and
+    namespace (a missing apiVersion, kind or namespace is taken from the current object)."""
+    if not isinstance(patched, dict) or not isinstance(patched.get("metadata", {}), dict):
+        raise Invalid.of(
+            route.info.kind,
+            route.info.group,
+            route.name,
+            [("patch", "the patched object is not a valid object")],
+        )
+    out = dict(patched)
+    for field in ("apiVersion", "kind"):
+        value = out.get(field)
+        if not value:
+            out[field] = current.get(field)
+        elif value != current.get(field):
+            raise BadRequest(
+                f"the {field} of the patched object ({value}) does not match {current.get(field)}"
+            )
+    meta = out["metadata"] = dict(out.get("metadata") or {})
+    name = meta.get("name")
+    if name != route.name:
+        raise BadRequest(
+            f"the name of the object ({name or ''}) does not match the name on the URL ({route.name})"
+        )
+    current_ns = current.get("metadata", {}).get("namespace")
+    if not route.info.namespaced or not meta.get("namespace"):
+        if current_ns:
+            meta["namespace"] = current_ns
+        else:
+            meta.pop("namespace", None)
+    elif meta["namespace"] != current_ns:
+        raise BadRequest(
+            "the namespace of the provided object does not match the namespace sent on the request"
+        )
+    return out
 
 
 def _grace(query: Query, body: Obj) -> int | None:
@@ -161,9 +235,7 @@ class RestAPI:
                 return 200, self.store.update_status(obj)
             return 200, self.store.update(obj)
         if method == "PATCH" and route.name:
-            patch = _json_body(req.body)
-            sub = route.subresource or None
-            return 200, self.store.patch(key, ns, route.name, patch, subresource=sub)
+            return 200, self._patch(route, req)
         if method == "DELETE" and route.name and not route.subresource:
             body = _json_body(req.body) if req.body else {}
             if _dry_run(req.query, body):
@@ -171,6 +243,50 @@ class RestAPI:
             result = self.store.delete(key, ns, route.name, grace_period_seconds=_grace(req.query, body))
             return 200, result if isinstance(result, dict) else {"kind": "Status", "status": "Success"}
         raise _not_found(req.path)
+
+    def _patch(self, route: Route, req: Request) -> Obj:
+        """PATCH by content type: merge patches go to the store; JSON and strategic merge patches are applied
+        to the current object here and written back with its resourceVersion (retried on Conflict)."""
+        media = _media_type(req.content_type)
+        key = (route.info.group, route.info.kind)
+        sub = route.subresource or None
+        if media in ("", MERGE_PATCH):
+            return self.store.patch(key, route.namespace, route.name, _json_body(req.body), subresource=sub)
+        mutate: Callable[[Obj], Any]
+        if media == JSON_PATCH:
+            ops = _json_document(req.body)
+            mutate = partial(json_patch, operations=ops)
+        elif media == STRATEGIC_MERGE_PATCH and (schema := smp_schema(*key)) is not None:
+            smp = _json_body(req.body)
+            mutate = partial(strategic_merge_patch, patch=smp, schema=schema)
+        else:
+            raise UnsupportedMediaType.of(_patch_types(route.info))
+        return self._patch_current(route, mutate)
+
+    def _patch_current(self, route: Route, mutate: Callable[[Obj], Any]) -> Obj:
+        """Read, patch and write back the object (its status for the status subresource).
+
+        A resourceVersion the patch sets is a precondition (Conflict when stale); otherwise the read version
+        is written and a concurrent write retries, up to kube's five attempts.
+        """
+        info = route.info
+        key = (info.group, info.kind)
+        for attempt in range(_PATCH_ATTEMPTS):
+            current = self.store.get(key, route.namespace, route.name)
+            patched = _checked_patch_result(route, current, mutate(current))
+            rv = current.get("metadata", {}).get("resourceVersion")
+            wanted = patched["metadata"].get("resourceVersion")
+            if wanted and wanted != rv:
+                raise Conflict.of(info.plural, info.group, route.name)
+            patched["metadata"]["resourceVersion"] = rv
+            try:
+                if route.subresource == "status":
+                    return self.store.update_status(patched)
+                return self.store.update(patched)
+            except Conflict:
+                if wanted or attempt == _PATCH_ATTEMPTS - 1:
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def _evict(self, route: Route, req: Request) -> tuple[int, Obj]:
         body = _json_body(req.body)
