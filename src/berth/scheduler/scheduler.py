@@ -7,6 +7,7 @@ plugin holds it) its binding cycle. Waiting is done with clock timers.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import json
 import random
@@ -53,6 +54,15 @@ from berth.scheduler.trace import (
 POD_KEY = ("", "Pod")
 NAMESPACE_KEY = ("", "Namespace")
 AFFINITY_TERMS_KEY = "berth/required-affinity-terms"
+# PostFilter plugins whose run is a preemption attempt (kube's scheduler_preemption_attempts_total), and the
+# event reason they record per preempted victim
+PREEMPTION_PLUGINS = frozenset(("DefaultPreemption", "CapacityScheduling"))
+PREEMPTED_REASON = "Preempted"
+# kube-scheduler's histogram buckets (upper bounds): attempt durations (ExponentialBuckets(0.001, 2, 15)),
+# victims per preemption (ExponentialBuckets(1, 2, 7)), attempts per scheduled pod (ExponentialBuckets(1, 2, 5))
+ATTEMPT_DURATION_BUCKETS = tuple(0.001 * 2**i for i in range(15))
+PREEMPTION_VICTIMS_BUCKETS = tuple(float(2**i) for i in range(7))
+POD_ATTEMPTS_BUCKETS = tuple(float(2**i) for i in range(5))
 
 
 def affinity_terms(pod: PodInfo) -> tuple[AffinityTerm, ...]:
@@ -91,6 +101,30 @@ def num_feasible_nodes_to_find(percentage: int | None, num_all: int) -> int:
 
 
 @dataclass(slots=True)
+class Histogram:
+    """A Prometheus-style histogram kept as plain counts: ``counts[i]`` observations fell in bucket ``i``
+    (``bounds[i-1] < v <= bounds[i]``; the last one is ``+Inf``), not cumulative."""
+
+    bounds: tuple[float, ...]
+    counts: list[int] = field(default_factory=list)
+    total: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not self.counts:
+            self.counts = [0] * (len(self.bounds) + 1)
+
+    def observe(self, value: float) -> None:
+        """Count one observation."""
+        self.counts[bisect.bisect_left(self.bounds, value)] += 1
+        self.total += value
+
+    @property
+    def count(self) -> int:
+        """Observations so far."""
+        return sum(self.counts)
+
+
+@dataclass(slots=True)
 class SchedulerStats:
     """Counters of the scheduling loop."""
 
@@ -102,6 +136,19 @@ class SchedulerStats:
     # attempts of pods an idle scheduler took from backoffQ early (SchedulerPopFromBackoffQ), and their time
     early_attempts: int = 0
     early_seconds: float = 0.0
+    # for /metrics: attempt durations by (result, profile), result being scheduled, unschedulable or error
+    attempt_durations: dict[tuple[str, str], Histogram] = field(default_factory=dict)
+    preemption_attempts: int = 0  # runs of a preemption PostFilter
+    preempted: int = 0  # victims preempted (Preempted events)
+    preemption_victims: Histogram = field(default_factory=lambda: Histogram(PREEMPTION_VICTIMS_BUCKETS))
+    pod_attempts: Histogram = field(default_factory=lambda: Histogram(POD_ATTEMPTS_BUCKETS))
+
+    def observe_attempt(self, result: str, profile: str, seconds: float) -> None:
+        """Count one finished attempt of ``profile`` ending in ``result`` that took ``seconds``."""
+        h = self.attempt_durations.get((result, profile))
+        if h is None:
+            h = self.attempt_durations[(result, profile)] = Histogram(ATTEMPT_DURATION_BUCKETS)
+        h.observe(seconds)
 
 
 @dataclass(slots=True)
@@ -117,6 +164,7 @@ class _Waiting:
     cycle: int
     pending: dict[str, Any] = field(default_factory=dict)  # plugin → timer
     done: bool = False
+    started: float = 0.0  # perf_counter() at the start of its attempt
 
     def pending_plugins(self) -> list[str]:
         return sorted(self.pending)
@@ -342,6 +390,8 @@ class _Handle:
     def record_event(
         self, obj: Mapping[str, Any], type_: str, reason: str, message: str, action: str = ""
     ) -> None:
+        if reason == PREEMPTED_REASON:
+            self._s.stats.preempted += 1
         self._s.events.event(obj, type_, reason, message, action=action, component=self.profile_name)
 
     def call_later(self, delay: float, fn: Callable[[], None]) -> None:
@@ -462,6 +512,12 @@ class Scheduler:
         self._recording_profiles = frozenset(
             name for name, fw in self.frameworks.items() if RESULTS_PLUGIN in fw.plugins
         )
+        self._preempting_profiles = frozenset(
+            name
+            for name, fw in self.frameworks.items()
+            if any(p.name in PREEMPTION_PLUGINS for p in fw.post_filter_plugins)
+        )
+        self._attempt_t0 = 0.0  # perf_counter() at the start of the attempt whose outcome is being handled
 
     # ----- informers -----------------------------------------------------------------------
     def _pre_enqueue(self, pod: PodInfo) -> Status:
@@ -709,7 +765,7 @@ class Scheduler:
         qp = self.queue.pop()
         if qp is None:
             return False
-        t0 = time.perf_counter()
+        t0 = self._attempt_t0 = time.perf_counter()
         try:
             self._schedule(qp)
         finally:
@@ -927,7 +983,14 @@ class Scheduler:
     ) -> Status:
         if not fw.post_filter_plugins:
             return fit
+        stats = self.stats
+        preempting = fw.profile_name in self._preempting_profiles
+        victims_before = stats.preempted
+        if preempting:
+            stats.preemption_attempts += 1
         result, s = fw.run_post_filter(state, pod, statuses)
+        if preempting and s.is_success() and result is not None and result.nominated_node_name:
+            stats.preemption_victims.observe(stats.preempted - victims_before)
         if s.is_success() and result is not None and result.nominated_node_name:
             state.write(NOMINATED_NODE_KEY, result.nominated_node_name)
         if s.message:
@@ -982,7 +1045,7 @@ class Scheduler:
             return
         s, waits = fw.run_permit(state, pod, node)
         if s.code == Code.WAIT:
-            w = _Waiting(self, fw, state, pod, node, qp, cycle)
+            w = _Waiting(self, fw, state, pod, node, qp, cycle, started=self._attempt_t0)
             for plugin, timeout in waits.items():
                 w.pending[plugin] = self.clock.call_later(timeout, _timeout_cb(w, plugin, timeout))
             self.waiting[pod.uid] = w
@@ -999,13 +1062,17 @@ class Scheduler:
     def _finish_wait(self, w: _Waiting, s: Status) -> None:
         self.waiting.pop(w.pod.uid, None)
         qp, cycle = w.qp, w.cycle
-        if s.is_success():
-            self._bind(w.fw, qp, w.state, w.pod, w.node_name, cycle)
-            return
-        w.fw.run_unreserve(w.state, w.pod, w.node_name)
-        self.cache.forget(w.pod)
-        self._requeue(qp)
-        self._fail(w.fw, qp, s, cycle)
+        outer_t0, self._attempt_t0 = self._attempt_t0, w.started  # the outcome of w's own attempt
+        try:
+            if s.is_success():
+                self._bind(w.fw, qp, w.state, w.pod, w.node_name, cycle)
+                return
+            w.fw.run_unreserve(w.state, w.pod, w.node_name)
+            self.cache.forget(w.pod)
+            self._requeue(qp)
+            self._fail(w.fw, qp, s, cycle)
+        finally:
+            self._attempt_t0 = outer_t0
         # kube's handleBindingCycleError for a rejected pod: its room is retried by the others only after
         # its own failure is handled, so it waits for the next event instead of retrying at once
         self.queue.move_all("Pod", "Delete", exclude=qp.pod.uid)
@@ -1034,7 +1101,10 @@ class Scheduler:
             self._requeue(qp)
             self._fail(fw, qp, s, cycle, error=s.code == Code.ERROR)
             return
-        self.stats.scheduled += 1
+        stats = self.stats
+        stats.scheduled += 1
+        stats.observe_attempt("scheduled", fw.profile_name, time.perf_counter() - self._attempt_t0)
+        stats.pod_attempts.observe(qp.attempts)
         if source is None:
             self.events.event(
                 pod.obj,
@@ -1071,10 +1141,14 @@ class Scheduler:
         nominated: str = "",
     ) -> None:
         pod = qp.pod
+        stats = self.stats
         if error:
-            self.stats.errors += 1
+            stats.errors += 1
         else:
-            self.stats.unschedulable += 1
+            stats.unschedulable += 1
+        stats.observe_attempt(
+            "error" if error else "unschedulable", fw.profile_name, time.perf_counter() - self._attempt_t0
+        )
         plugins: set[str] = {s.plugin} if s.plugin else set()
         msg = s.message
         reason = "SchedulerError" if error else "Unschedulable"
