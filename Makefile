@@ -37,6 +37,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/quota_contention.py
 	$(BIN)/python benchmarks/scheduler_perf.py
 	$(BIN)/python benchmarks/crash_journal.py
+	$(BIN)/python benchmarks/serve_crash.py
 
 clean:
 	rm -rf $(VENV)

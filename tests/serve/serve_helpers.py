@@ -99,9 +99,8 @@ def _wait_ready(proc: subprocess.Popen[bytes], data_dir: Path) -> str:
     raise AssertionError("berth serve did not become ready")
 
 
-@contextmanager
-def running(data_dir: Path, *args: str) -> Iterator[Served]:
-    """Start `berth serve --data-dir DATA_DIR --listen 127.0.0.1:0 ARGS...`, yield it, always stop it."""
+def start(data_dir: Path, *args: str) -> Served:
+    """Start `berth serve --data-dir DATA_DIR --listen 127.0.0.1:0 ARGS...` and wait until it is ready."""
     cmd: Sequence[str] = [
         sys.executable,
         "-m",
@@ -115,10 +114,20 @@ def running(data_dir: Path, *args: str) -> Iterator[Served]:
     ]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        url = _wait_ready(proc, data_dir)
-        yield Served(proc, url, data_dir)
-    finally:
+        return Served(proc, _wait_ready(proc, data_dir), data_dir)
+    except BaseException:
         stop(proc)
+        raise
+
+
+@contextmanager
+def running(data_dir: Path, *args: str) -> Iterator[Served]:
+    """A started server (see `start`), always stopped afterwards."""
+    served = start(data_dir, *args)
+    try:
+        yield served
+    finally:
+        stop(served.process)
 
 
 def stop(proc: subprocess.Popen[bytes]) -> int:

@@ -14,8 +14,10 @@ import yaml
 from kubernetes import client as kube_client
 from kubernetes import config as kube_config
 from kubernetes import watch as kube_watch
+from prometheus_client.parser import text_string_to_metric_families
 from serve_helpers import KUBECTL, Served, running
 
+from berth.server import protobuf
 from builders import make_node, make_pod
 
 pytestmark = pytest.mark.skipif(KUBECTL is None, reason="the end-to-end tests need kubectl on PATH")
@@ -285,3 +287,71 @@ def _track_healthy(served: Served, lowest: list[int]) -> None:
         status = event["object"].status
         if status is not None and status.current_healthy is not None:
             lowest[0] = min(lowest[0], status.current_healthy)
+
+
+def test_kubectl_create_deployment_sends_protobuf(server: Served) -> None:
+    server.apply(make_node("n9").capacity(cpu="16").obj())
+    done = server.kubectl("create", "deployment", "proto", "--image=nginx", "--replicas=2")
+    assert (done.returncode, done.stdout) == (0, "deployment.apps/proto created\n"), done.stderr
+    deployment = _get(server, "deployment", "proto")
+    assert deployment["spec"]["replicas"] == 2
+    assert deployment["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx"
+    eventually(
+        lambda: _get(server, "deployment", "proto").get("status", {}).get("readyReplicas") == 2, "2 ready"
+    )
+    with server.client() as http:
+        answer = http.get(
+            "/apis/apps/v1/namespaces/default/deployments/proto",
+            headers={"Accept": "application/vnd.kubernetes.protobuf"},
+        )
+    assert answer.headers["content-type"] == "application/vnd.kubernetes.protobuf"
+    assert protobuf.decode(answer.content)["spec"]["replicas"] == 2
+
+
+def test_kubectl_patch_is_a_strategic_merge(server: Served) -> None:
+    pod = make_pod("two").container("a", image="busybox").container("b", image="busybox").obj()
+    server.apply(pod)
+    patch = json.dumps({"spec": {"containers": [{"name": "b", "image": "nginx"}]}})
+    done = server.kubectl("patch", "pod", "two", "-p", patch)
+    assert (done.returncode, done.stdout) == (0, "pod/two patched\n"), done.stderr
+    containers = _get(server, "pod", "two")["spec"]["containers"]
+    assert [(c["name"], c["image"]) for c in containers] == [
+        ("c", "busybox"),
+        ("a", "busybox"),
+        ("b", "nginx"),
+    ]
+    json_patch = json.dumps([{"op": "add", "path": "/metadata/labels", "value": {"tier": "db"}}])
+    done = server.kubectl("patch", "pod", "two", "--type=json", "-p", json_patch)
+    assert done.returncode == 0, done.stderr
+    assert _get(server, "pod", "two")["metadata"]["labels"]["tier"] == "db"
+    done = server.kubectl("taint", "node", "n1", "dedicated=gpu:NoSchedule")
+    assert (done.returncode, done.stdout) == (0, "node/n1 tainted\n"), done.stderr
+    assert _get(server, "node", "n1")["spec"]["taints"] == [
+        {"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}
+    ]
+
+
+def test_metrics_in_prometheus_format(server: Served) -> None:
+    server.apply(make_pod("too-big").req(cpu="1000").obj())
+    eventually(
+        lambda: (
+            "too-big" in server.kubectl("get", "events", "--field-selector", "reason=FailedScheduling").stdout
+        ),
+        "the failure recorded",
+    )
+    with server.client() as http:
+        answer = http.get("/metrics")
+    assert answer.status_code == 200
+    families = {f.name: f for f in text_string_to_metric_families(answer.text)}
+    attempts = {
+        (s.labels["result"], s.labels["profile"]): s.value
+        for s in families["scheduler_schedule_attempts"].samples
+        if s.name == "scheduler_schedule_attempts_total"
+    }
+    assert attempts[("unschedulable", "default-scheduler")] >= 1
+    assert attempts[("scheduled", "default-scheduler")] >= 1
+    pending = {s.labels["queue"]: s.value for s in families["scheduler_pending_pods"].samples}
+    assert set(pending) == {"active", "backoff", "unschedulable", "gated"}
+    assert pending["unschedulable"] + pending["backoff"] >= 1
+    with server.client(token="wrong") as http:
+        assert http.get("/metrics").status_code == 401

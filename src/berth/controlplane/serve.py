@@ -19,6 +19,7 @@ from typing import Any
 import uvicorn
 
 from berth.clock import RealClock
+from berth.controlplane.metrics import metrics_registry, render_metrics
 from berth.controlplane.plane import ControlPlane, install_admission
 from berth.scheduler.framework.config import SchedulerConfig
 from berth.server.app import ApiServer
@@ -97,11 +98,16 @@ async def serve(options: ServeOptions, *, ready: Any = None) -> None:
     store = MemoryStore.open(options.data_dir, clock=clock, epoch=datetime.now(UTC))
     try:
         install_admission(store)
-        api = ApiServer(store, token_ok=creds.token_matches)
         plane: ControlPlane | None = None
         if not options.api_only:
             plane = ControlPlane(store, clock, config=options.config, kubelet=options.kubelet)
             plane.replay()
+        registry = metrics_registry(plane) if plane is not None else None
+        api = ApiServer(
+            store,
+            token_ok=creds.token_matches,
+            metrics=(lambda: render_metrics(registry)) if registry is not None else None,
+        )
         wake = asyncio.Event()
         store.subscribe(lambda _ev: wake.set())
         config = uvicorn.Config(

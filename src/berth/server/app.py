@@ -27,7 +27,7 @@ from berth.api.contracts import Store
 from berth.api.errors import BadRequest, NotFound, ResourceExpired, StatusError
 from berth.api.labels import LabelSelectorError, Selector, parse_selector
 from berth.api.watch import Watch, WatchEvent
-from berth.server import discovery, openapi, tables
+from berth.server import discovery, openapi, protobuf, tables
 from berth.server.rest import Request, RestAPI, resolve
 from berth.store.fieldselector import FieldSelector, compile_field_selector
 
@@ -71,12 +71,14 @@ def _status_response(err: StatusError) -> JSONResponse:
 
 
 def _decode_body(raw: bytes, content_type: str) -> bytes:
-    """The body as JSON bytes: JSON as is, YAML converted; protobuf and others refused with 415."""
+    """The body as JSON bytes: JSON as is, YAML and Kubernetes protobuf converted; others refused with 415."""
     if not raw:
         return raw
     media = content_type.split(";")[0].strip().lower()
     if media in ("", "application/json") or media.endswith("+json"):
         return raw
+    if media == protobuf.CONTENT_TYPE:
+        return json.dumps(protobuf.decode(raw)).encode()
     if media in ("application/yaml", "application/apply-patch+yaml", "text/yaml"):
         try:
             doc = yaml.safe_load(raw)
@@ -84,8 +86,19 @@ def _decode_body(raw: bytes, content_type: str) -> bytes:
             raise BadRequest(f"the request body is not valid YAML: {e}") from None
         return json.dumps(doc).encode()
     raise _Unsupported(
-        f'the body of the request was in an unknown format - accepted media types include: application/json, application/yaml ("{media}")'
+        f'the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf ("{media}")'
     )
+
+
+def _patch_type(request: HttpRequest, method: str) -> str:
+    """The patch type of a PATCH (its Content-Type; the body has been decoded to JSON already)."""
+    return request.headers.get("content-type", "") if method == "PATCH" else ""
+
+
+def _protobuf_only(accept: str) -> bool:
+    """Whether the client accepts Kubernetes protobuf and no JSON (then it must be answered in protobuf)."""
+    media = {m.split(";")[0].strip().lower() for m in accept.split(",")}
+    return protobuf.CONTENT_TYPE in media and not media & {"application/json", "application/*", "*/*", ""}
 
 
 def _one(query: Mapping[str, list[str]], key: str) -> str | None:
@@ -104,9 +117,12 @@ class ApiServer:
         *,
         token_ok: Callable[[str], bool] | None = None,
         now: Callable[[], datetime] | None = None,
+        metrics: Callable[[], tuple[bytes, str]] | None = None,
     ) -> None:
-        """Serve `store`; `now` (default: wall time) ages objects in Table output."""
+        """Serve `store`; `now` (default: wall time) ages objects in Table output; `metrics` renders
+        ``/metrics`` (body, content type) when given."""
         self.store = store
+        self.metrics = metrics
         self.rest = RestAPI(store)
         self.token_ok = token_ok
         self.now = now or (lambda: datetime.now(UTC))
@@ -117,6 +133,7 @@ class ApiServer:
                 Route("/livez", self._health),
                 Route("/readyz", self._health),
                 Route("/version", self._version),
+                Route("/metrics", self._metrics),
                 Route("/openapi/v3", self._openapi_root),
                 Route("/openapi/v3/{path:path}", self._openapi),
                 Route("/{path:path}", self._api, methods=["GET", "POST", "PUT", "PATCH", "DELETE"]),
@@ -130,6 +147,12 @@ class ApiServer:
 
     async def _version(self, request: HttpRequest) -> Response:
         return JSONResponse(VERSION)
+
+    async def _metrics(self, request: HttpRequest) -> Response:
+        if self.metrics is None:
+            return _status_response(NotFound("the server could not find the requested resource (/metrics)"))
+        body, content_type = self.metrics()
+        return Response(body, media_type=content_type)
 
     async def _openapi_root(self, request: HttpRequest) -> Response:
         return JSONResponse(openapi.root())
@@ -168,7 +191,9 @@ class ApiServer:
             body = _decode_body(raw, request.headers.get("content-type", ""))
         except StatusError as e:
             return _status_response(e)
-        code, doc = self.rest.handle(Request(method, path, query, body))
+        code, doc = self.rest.handle(
+            Request(method, path, query, body, content_type=_patch_type(request, method))
+        )
         table = tables.negotiate_table(accept) if code < 300 and method == "GET" else None
         if table is not None:
             try:
@@ -176,6 +201,8 @@ class ApiServer:
             except StatusError as e:
                 return _status_response(e)
             return JSONResponse(doc, status_code=code, media_type=tables.table_content_type(table))
+        if _protobuf_only(accept) and protobuf.is_registered(doc):
+            return Response(protobuf.encode(doc), status_code=code, media_type=protobuf.CONTENT_TYPE)
         return JSONResponse(doc, status_code=code)
 
     def _discovery(self, path: str, accept: str) -> tuple[dict[str, Any], str] | None:
