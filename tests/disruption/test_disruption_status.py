@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from disruption_helpers import PDB, POD, Cluster, deployment, pdb, replica_set
 
-from berth.controllers.disruption import format_label_selector
+from berth.controllers.disruption import go_print_label_selector
 from builders import create, make_pod
 
 
@@ -299,4 +299,4 @@ def test_existing_objects_indexed_at_start() -> None:
     ],
 )
 def test_format_label_selector(selector: dict[str, Any] | None, text: str) -> None:
-    assert format_label_selector(selector) == text
+    assert go_print_label_selector(selector) == text

@@ -355,3 +355,24 @@ def test_metrics_in_prometheus_format(server: Served) -> None:
     assert pending["unschedulable"] + pending["backoff"] >= 1
     with server.client(token="wrong") as http:
         assert http.get("/metrics").status_code == 401
+
+
+def test_kubectl_scale_and_delete_collection(server: Served) -> None:
+    server.apply(make_node("n8").capacity(cpu="16").obj())
+    done = server.kubectl("create", "deployment", "grow", "--image=nginx", "--replicas=1")
+    assert done.returncode == 0, done.stderr
+    done = server.kubectl("scale", "deployment", "grow", "--replicas=3")
+    assert (done.returncode, done.stdout) == (0, "deployment.apps/grow scaled\n"), done.stderr
+    eventually(
+        lambda: _get(server, "deployment", "grow").get("status", {}).get("readyReplicas") == 3, "3 ready"
+    )
+    with server.client() as http:
+        scale = http.get("/apis/apps/v1/namespaces/default/deployments/grow/scale").json()
+        assert (scale["kind"], scale["spec"], scale["status"]) == (
+            "Scale",
+            {"replicas": 3},
+            {"replicas": 3, "selector": "app=grow"},
+        )
+        gone = http.delete("/api/v1/namespaces/default/pods", params={"labelSelector": "app=grow"})
+        assert gone.status_code == 200
+        assert len(gone.json()["items"]) == 3

@@ -40,7 +40,7 @@ __all__ = [
     "RECONCILE_PRIORITY",
     "BudgetStatus",
     "DisruptionController",
-    "format_label_selector",
+    "go_print_label_selector",
 ]
 
 RECONCILE_PRIORITY = 10
@@ -92,7 +92,7 @@ def scaled(value: object, total: int) -> int:
     raise SyncError(f"invalid value for IntOrString: invalid type: string is not a percentage: {value!r}")
 
 
-def format_label_selector(sel: Mapping[str, Any] | None) -> str:
+def go_print_label_selector(sel: Mapping[str, Any] | None) -> str:
     """A metav1.LabelSelector as Go's ``%v`` prints the pointer (its generated String())."""
     if sel is None:
         return "nil"
@@ -318,7 +318,7 @@ class DisruptionController:
         try:
             if budget is None or budget.selector is None:
                 raise SyncError(
-                    f"invalid selector {format_label_selector((pdb.get('spec') or {}).get('selector'))}"
+                    f"invalid selector {go_print_label_selector((pdb.get('spec') or {}).get('selector'))}"
                 )
             if not pods:
                 self._event(pdb, "Normal", "NoPods", "No matching pods found")
@@ -351,7 +351,7 @@ class DisruptionController:
                 "Warning",
                 "UnmanagedPods",
                 "Pods selected by this PodDisruptionBudget (selector: "
-                f"{format_label_selector((pdb.get('spec') or {}).get('selector'))}) were found to be unmanaged. "
+                f"{go_print_label_selector((pdb.get('spec') or {}).get('selector'))}) were found to be unmanaged. "
                 "As a result, the status of the PDB cannot be calculated correctly, which may result in undefined "
                 'behavior. To account for these pods please set ".spec.minAvailable" field of the PDB to an '
                 "integer value.",

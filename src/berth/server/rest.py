@@ -18,6 +18,7 @@ from typing import Any
 from berth.api.contracts import Store
 from berth.api.errors import BadRequest, Conflict, Invalid, NotFound, StatusError
 from berth.api.kinds import KindInfo, UnknownKindError, all_kinds
+from berth.api.labels import compile_label_selector
 from berth.api.patches import (
     JSON_PATCH,
     MERGE_PATCH,
@@ -27,9 +28,31 @@ from berth.api.patches import (
     smp_schema,
     strategic_merge_patch,
 )
+from berth.store.mergepatch import merge_patch
 
 Obj = dict[str, Any]
 Query = Mapping[str, Sequence[str]]
+_SCALABLE = frozenset({"ReplicaSet", "Deployment"})
+
+
+def _scale_of(obj: Mapping[str, Any]) -> Obj:
+    """The autoscaling/v1 Scale of a ReplicaSet or Deployment (its selector as a label-selector string)."""
+    meta = obj["metadata"]
+    spec = obj.get("spec") or {}
+    status = obj.get("status") or {}
+    selector = compile_label_selector(spec.get("selector"))
+    return {
+        "kind": "Scale",
+        "apiVersion": "autoscaling/v1",
+        "metadata": {
+            k: meta[k]
+            for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
+            if k in meta
+        },
+        "spec": {"replicas": int(spec.get("replicas", 1))},
+        "status": {"replicas": int(status.get("replicas") or 0), "selector": str(selector)},
+    }
+
 
 __all__ = ["Request", "RestAPI", "Route", "resolve"]
 
@@ -206,6 +229,8 @@ class RestAPI:
             if method != "POST" or route.info.kind != "Pod":
                 raise _not_found(req.path)
             return self._evict(route, req) if route.subresource == "eviction" else self._bind(route, req)
+        if route.subresource == "scale" and route.info.kind in _SCALABLE and route.name:
+            return self._scale(route, req)
         if route.subresource not in ("", "status"):
             raise _not_found(req.path)
         ns = route.namespace
@@ -242,7 +267,73 @@ class RestAPI:
                 return 200, self.store.get(key, ns, route.name)
             result = self.store.delete(key, ns, route.name, grace_period_seconds=_grace(req.query, body))
             return 200, result if isinstance(result, dict) else {"kind": "Status", "status": "Success"}
+        if method == "DELETE" and not route.name:
+            return 200, self._delete_collection(route, req)
         raise _not_found(req.path)
+
+    def _delete_collection(self, route: Route, req: Request) -> Obj:
+        """deletecollection: delete every object the selectors match; the list of them as deleted."""
+        key = (route.info.group, route.info.kind)
+        body = _json_body(req.body) if req.body else {}
+        items, _ = self.store.list(
+            key,
+            route.namespace or None,
+            label_selector=_one(req.query, "labelSelector"),
+            field_selector=_one(req.query, "fieldSelector"),
+        )
+        deleted: list[Obj] = []
+        for obj in items:
+            meta = obj["metadata"]
+            if _dry_run(req.query, body):
+                deleted.append(obj)
+                continue
+            try:
+                gone = self.store.delete(
+                    key,
+                    meta.get("namespace") or "",
+                    meta["name"],
+                    grace_period_seconds=_grace(req.query, body),
+                )
+            except NotFound:  # deleted meanwhile
+                continue
+            deleted.append(gone)
+        return {
+            "apiVersion": route.info.api_version,
+            "kind": f"{route.info.kind}List",
+            "metadata": {"resourceVersion": str(self.store.revision)},
+            "items": deleted,
+        }
+
+    def _scale(self, route: Route, req: Request) -> tuple[int, Obj]:
+        """The autoscaling/v1 Scale of a ReplicaSet or Deployment: read it, or set spec.replicas (PUT or a
+        merge / strategic merge / JSON patch of the Scale)."""
+        key = (route.info.group, route.info.kind)
+        method = req.method.upper()
+        current = self.store.get(key, route.namespace, route.name)
+        if method == "GET":
+            return 200, _scale_of(current)
+        if method not in ("PUT", "PATCH"):
+            raise _not_found(req.path)
+        scale = _scale_of(current)
+        if method == "PUT":
+            wanted = _json_body(req.body)
+        elif _media_type(req.content_type) == JSON_PATCH:
+            wanted = json_patch(scale, _json_document(req.body))
+        else:
+            wanted = merge_patch(scale, _json_body(req.body))
+        replicas = (wanted.get("spec") or {}).get("replicas")
+        if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
+            raise Invalid.of(
+                "Scale",
+                "autoscaling",
+                route.name,
+                [("spec.replicas", f"Invalid value: {replicas}: must be greater than or equal to 0")],
+            )
+        rv = (wanted.get("metadata") or {}).get("resourceVersion")
+        if rv and rv != current["metadata"].get("resourceVersion"):
+            raise Conflict.of(route.info.plural, route.info.group, route.name)
+        updated = self.store.patch(key, route.namespace, route.name, {"spec": {"replicas": replicas}})
+        return 200, _scale_of(updated)
 
     def _patch(self, route: Route, req: Request) -> Obj:
         """PATCH by content type: merge patches go to the store; JSON and strategic merge patches are applied
