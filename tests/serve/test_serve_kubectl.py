@@ -376,3 +376,16 @@ def test_kubectl_scale_and_delete_collection(server: Served) -> None:
         gone = http.delete("/api/v1/namespaces/default/pods", params={"labelSelector": "app=grow"})
         assert gone.status_code == 200
         assert len(gone.json()["items"]) == 3
+
+
+def test_chunked_lists_and_watch_timeouts(server: Served) -> None:
+    for i in range(5):
+        server.apply(make_pod(f"chunk-{i}").ns("chunks").obj())
+    done = server.kubectl("get", "pods", "-n", "chunks", "--chunk-size=2", "-o", "name")
+    assert done.stdout.split() == [f"pod/chunk-{i}" for i in range(5)]
+    with server.client() as http:
+        rv = http.get("/api/v1/namespaces/chunks/pods").json()["metadata"]["resourceVersion"]
+        params = {"watch": "1", "resourceVersion": rv, "timeoutSeconds": "1"}
+        with http.stream("GET", "/api/v1/namespaces/chunks/pods", params=params) as stream:
+            lines = list(stream.iter_lines())  # ends when the server closes the watch after timeoutSeconds
+    assert lines == []

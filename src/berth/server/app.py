@@ -267,7 +267,14 @@ class ApiServer:
         except ResourceExpired as e:
             return StreamingResponse(_expired(e), media_type="application/json")
         bookmarks = _one(query, "allowWatchBookmarks") in ("1", "true")
-        stream = self._events(watch, labels, fields, bookmarks, route.info.api_version, route.info.kind)
+        timeout = _one(query, "timeoutSeconds")
+        try:
+            seconds = float(timeout) if timeout else None
+        except ValueError:
+            raise BadRequest(f'invalid timeoutSeconds "{timeout}"') from None
+        stream = self._events(
+            watch, labels, fields, bookmarks, route.info.api_version, route.info.kind, seconds
+        )
         return StreamingResponse(stream, media_type="application/json")
 
     async def _events(
@@ -278,11 +285,16 @@ class ApiServer:
         bookmarks: bool,
         api_version: str,
         kind: str,
+        timeout: float | None,
     ) -> AsyncIterator[bytes]:
+        """The watch's events as JSON lines until the server stops or `timeout` seconds have passed (the
+        client's timeoutSeconds: it then watches again from the last resourceVersion it saw)."""
         ready = asyncio.Event()
         watch.on_ready = ready.set
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
         try:
-            while not self.stopping.is_set():
+            while not self.stopping.is_set() and (deadline is None or loop.time() < deadline):
                 events = watch.poll()
                 lines = [_line(ev) for ev in events if _selected(ev, labels, fields)]
                 if lines:
@@ -293,8 +305,13 @@ class ApiServer:
                 ready.clear()
                 if watch.pending():
                     continue
+                wait = (
+                    WATCH_HEARTBEAT_SECONDS
+                    if deadline is None
+                    else min(WATCH_HEARTBEAT_SECONDS, deadline - loop.time())
+                )
                 try:
-                    await asyncio.wait_for(ready.wait(), WATCH_HEARTBEAT_SECONDS)
+                    await asyncio.wait_for(ready.wait(), max(0.0, wait))
                 except TimeoutError:
                     if bookmarks:
                         yield _bookmark(api_version, kind, self.store.revision)

@@ -9,6 +9,7 @@ subresource (policy/v1 Eviction, Berth's eviction API) and ``binding`` (v1 Bindi
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -33,6 +34,36 @@ from berth.store.mergepatch import merge_patch
 Obj = dict[str, Any]
 Query = Mapping[str, Sequence[str]]
 _SCALABLE = frozenset({"ReplicaSet", "Deployment"})
+
+
+def _chunk(items: list[Obj], query: Query, list_meta: Obj) -> list[Obj]:
+    """`limit` / `continue` list chunking: the page of `items` the query asks for; sets `continue` and
+    `remainingItemCount` in `list_meta` when more follow. A continue token names the last item returned."""
+    token = _one(query, "continue")
+    if token:
+        try:
+            after = json.loads(base64.urlsafe_b64decode(token.encode()))["after"]
+            start = (str(after[0]), str(after[1]))
+        except (ValueError, KeyError, TypeError, IndexError):
+            raise BadRequest("continue key is not valid: it was not produced by this server") from None
+        items = [o for o in items if _sort_key(o) > start]
+    limit_text = _one(query, "limit")
+    try:
+        limit = int(limit_text) if limit_text else 0
+    except ValueError:
+        raise BadRequest(f'invalid limit "{limit_text}"') from None
+    if limit <= 0 or len(items) <= limit:
+        return items
+    page = items[:limit]
+    last = _sort_key(page[-1])
+    list_meta["continue"] = base64.urlsafe_b64encode(json.dumps({"after": list(last)}).encode()).decode()
+    list_meta["remainingItemCount"] = len(items) - limit
+    return page
+
+
+def _sort_key(obj: Mapping[str, Any]) -> tuple[str, str]:
+    meta = obj.get("metadata") or {}
+    return (str(meta.get("namespace") or ""), str(meta.get("name") or ""))
 
 
 def _scale_of(obj: Mapping[str, Any]) -> Obj:
@@ -243,10 +274,12 @@ class RestAPI:
                 label_selector=_one(req.query, "labelSelector"),
                 field_selector=_one(req.query, "fieldSelector"),
             )
+            list_meta: Obj = {"resourceVersion": rv}
+            items = _chunk(items, req.query, list_meta)
             return 200, {
                 "apiVersion": route.info.api_version,
                 "kind": f"{route.info.kind}List",
-                "metadata": {"resourceVersion": rv},
+                "metadata": list_meta,
                 "items": items,
             }
         if method == "POST" and not route.name:
