@@ -38,6 +38,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/scheduler_perf.py
 	$(BIN)/python benchmarks/crash_journal.py
 	$(BIN)/python benchmarks/serve_crash.py
+	$(BIN)/python benchmarks/serve_load.py
 
 clean:
 	rm -rf $(VENV)
