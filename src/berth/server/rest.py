@@ -36,6 +36,41 @@ Query = Mapping[str, Sequence[str]]
 _SCALABLE = frozenset({"ReplicaSet", "Deployment"})
 
 
+def _body_for(route: Route, obj: Obj) -> Obj:
+    """The body of a create or update checked against the path, as kube-apiserver checks it: its kind and
+    apiVersion (filled in when absent), its namespace (the path's when absent) and, on an update, its name."""
+    info = route.info
+    kind = obj.get("kind") or info.kind
+    api_version = obj.get("apiVersion") or info.api_version
+    if kind != info.kind:
+        raise BadRequest(
+            f'{kind} in version "{api_version.rpartition("/")[2]}" cannot be handled as a {info.kind}: '
+            f"the object's kind does not match the resource of the request"
+        )
+    if api_version != info.api_version:
+        raise BadRequest(
+            f"the API version in the data ({api_version}) does not match the expected API version "
+            f"({info.api_version})"
+        )
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        meta = {}
+    out = {**obj, "kind": kind, "apiVersion": api_version, "metadata": dict(meta)}
+    if route.namespace:
+        given = out["metadata"].get("namespace")
+        if given and given != route.namespace:
+            raise BadRequest(
+                "the namespace of the provided object does not match the namespace sent on the request"
+            )
+        out["metadata"]["namespace"] = route.namespace
+    if route.name and out["metadata"].get("name") != route.name:
+        raise BadRequest(
+            f"the name of the object ({out['metadata'].get('name') or ''}) does not match the name on the URL "
+            f"({route.name})"
+        )
+    return out
+
+
 def _chunk(items: list[Obj], query: Query, list_meta: Obj) -> list[Obj]:
     """`limit` / `continue` list chunking: the page of `items` the query asks for; sets `continue` and
     `remainingItemCount` in `list_meta` when more follow. A continue token names the last item returned."""
@@ -283,12 +318,10 @@ class RestAPI:
                 "items": items,
             }
         if method == "POST" and not route.name:
-            obj = _json_body(req.body)
-            if ns:
-                obj.setdefault("metadata", {}).setdefault("namespace", ns)
+            obj = _body_for(route, _json_body(req.body))
             return 201, self.store.create(obj)
         if method == "PUT" and route.name:
-            obj = _json_body(req.body)
+            obj = _body_for(route, _json_body(req.body))
             if route.subresource == "status":
                 return 200, self.store.update_status(obj)
             return 200, self.store.update(obj)
