@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 import time
@@ -343,6 +344,17 @@ def drain(
         raise typer.Exit(1)
 
 
+def _run_loop(main: Any) -> None:
+    """Run the server's coroutine on uvloop (libuv: about twice the requests per second of asyncio's own loop
+    here), or on asyncio's loop where uvloop is not available."""
+    try:
+        import uvloop
+    except ImportError:  # uvloop does not exist for Windows
+        asyncio.run(main)
+        return
+    uvloop.run(main)
+
+
 class KubeletMode(StrEnum):
     """What runs the pods ``berth serve`` binds."""
 
@@ -381,7 +393,6 @@ def serve(
     tls_private_key_file: Annotated[Path | None, typer.Option(help="Key of --tls-cert-file.")] = None,
 ) -> None:
     """Serve the Kubernetes API (for kubectl and client libraries) with the scheduler and controllers running."""
-    import asyncio
 
     from berth.controlplane.serve import ServeOptions
     from berth.controlplane.serve import serve as run_server
@@ -406,7 +417,7 @@ def serve(
         )
 
     try:
-        asyncio.run(run_server(options, ready=ready))
+        _run_loop(run_server(options, ready=ready))
     except (CredentialsError, JournalError) as e:
         raise _invalid(str(e)) from None
     except OSError as e:

@@ -15,7 +15,7 @@ from kubernetes import client as kube_client
 from kubernetes import config as kube_config
 from kubernetes import watch as kube_watch
 from prometheus_client.parser import text_string_to_metric_families
-from serve_helpers import KUBECTL, Served, running
+from serve_helpers import KUBECTL, Served, running, start, stop
 
 from berth.server import protobuf
 from builders import make_node, make_pod
@@ -389,3 +389,11 @@ def test_chunked_lists_and_watch_timeouts(server: Served) -> None:
         with http.stream("GET", "/api/v1/namespaces/chunks/pods", params=params) as stream:
             lines = list(stream.iter_lines())  # ends when the server closes the watch after timeoutSeconds
     assert lines == []
+
+
+def test_sigterm_stops_cleanly(tmp_path: Path) -> None:
+    served = start(tmp_path)
+    served.apply(make_node("n1").obj())
+    assert stop(served.process) == 0  # the store closed and the process exited by itself
+    with running(tmp_path) as again:
+        assert _get(again, "node", "n1")["metadata"]["name"] == "n1"
