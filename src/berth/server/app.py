@@ -27,7 +27,7 @@ from berth.api.contracts import Store
 from berth.api.errors import BadRequest, NotFound, ResourceExpired, StatusError
 from berth.api.labels import LabelSelectorError, Selector, parse_selector
 from berth.api.watch import Watch, WatchEvent
-from berth.server import discovery, openapi, protobuf, tables
+from berth.server import discovery, openapi, openapi_v2, protobuf, tables
 from berth.server.rest import Request, RestAPI, resolve
 from berth.store.fieldselector import FieldSelector, compile_field_selector
 
@@ -134,6 +134,7 @@ class ApiServer:
                 Route("/readyz", self._health),
                 Route("/version", self._version),
                 Route("/metrics", self._metrics),
+                Route("/openapi/v2", openapi_v2.endpoint),
                 Route("/openapi/v3", self._openapi_root),
                 Route("/openapi/v3/{path:path}", self._openapi),
                 Route("/{path:path}", self._api, methods=["GET", "POST", "PUT", "PATCH", "DELETE"]),
