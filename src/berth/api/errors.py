@@ -21,9 +21,12 @@ __all__ = [
     "InvalidObjectError",
     "NotFound",
     "QuantityError",
+    "RequestEntityTooLarge",
     "ResourceExpired",
     "StatusError",
     "TooManyRequests",
+    "Unauthorized",
+    "UnsupportedMediaType",
     "error_from_status",
     "qualified_resource",
 ]
@@ -281,6 +284,40 @@ class BadRequest(StatusError):
     code = 400
 
 
+class Unauthorized(StatusError):
+    """401: the request carries no valid credentials."""
+
+    reason = "Unauthorized"
+    code = 401
+
+
+class UnsupportedMediaType(StatusError):
+    """415: the request body's Content-Type is not one the endpoint accepts."""
+
+    reason = "UnsupportedMediaType"
+    code = 415
+
+    @classmethod
+    def of(cls, accepted: tuple[str, ...]) -> UnsupportedMediaType:
+        """kube's negotiation error listing the `accepted` media types."""
+        return cls(
+            "the body of the request was in an unknown format - accepted media types include: "
+            + ", ".join(accepted)
+        )
+
+
+class RequestEntityTooLarge(StatusError):
+    """413: ``Request entity too large: <why>``."""
+
+    reason = "RequestEntityTooLarge"
+    code = 413
+
+    @classmethod
+    def of(cls, why: str) -> RequestEntityTooLarge:
+        """The error for an oversized request."""
+        return cls(f"Request entity too large: {why}")
+
+
 class InternalError(StatusError):
     """500: ``Internal error occurred: <why>``."""
 
@@ -306,6 +343,9 @@ _BY_REASON: dict[str, type[StatusError]] = {
         ResourceExpired,
         BadRequest,
         InternalError,
+        Unauthorized,
+        RequestEntityTooLarge,
+        UnsupportedMediaType,
     )
 }
 

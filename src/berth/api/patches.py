@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from berth.api.errors import BadRequest, StatusError
+from berth.api.errors import BadRequest, RequestEntityTooLarge, StatusError
 
 __all__ = [
     "APPLY_PATCH",
@@ -36,8 +36,6 @@ __all__ = [
     "STRATEGIC_MERGE_PATCH",
     "PatchField",
     "PatchRejected",
-    "RequestEntityTooLarge",
-    "UnsupportedMediaType",
     "json_patch",
     "smp_schema",
     "strategic_merge_patch",
@@ -55,33 +53,6 @@ Obj = dict[str, Any]
 
 
 # --------------------------------------------------------------------------------------------------- errors
-
-
-class UnsupportedMediaType(StatusError):
-    """415: the request body's Content-Type is not one the endpoint accepts."""
-
-    reason = "UnsupportedMediaType"
-    code = 415
-
-    @classmethod
-    def of(cls, accepted: tuple[str, ...]) -> UnsupportedMediaType:
-        """kube's negotiation error listing the `accepted` media types."""
-        return cls(
-            "the body of the request was in an unknown format - accepted media types include: "
-            + ", ".join(accepted)
-        )
-
-
-class RequestEntityTooLarge(StatusError):
-    """413: ``Request entity too large: <why>``."""
-
-    reason = "RequestEntityTooLarge"
-    code = 413
-
-    @classmethod
-    def of(cls, why: str) -> RequestEntityTooLarge:
-        """The error for an oversized request."""
-        return cls(f"Request entity too large: {why}")
 
 
 class PatchRejected(StatusError):

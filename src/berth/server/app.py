@@ -24,7 +24,15 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response, Strea
 from starlette.routing import Route
 
 from berth.api.contracts import Store
-from berth.api.errors import BadRequest, NotFound, ResourceExpired, StatusError
+from berth.api.errors import (
+    BadRequest,
+    NotFound,
+    RequestEntityTooLarge,
+    ResourceExpired,
+    StatusError,
+    Unauthorized,
+    UnsupportedMediaType,
+)
 from berth.api.labels import LabelSelectorError, Selector, parse_selector
 from berth.api.watch import Watch, WatchEvent
 from berth.server import discovery, openapi, openapi_v2, protobuf, tables
@@ -51,21 +59,6 @@ WATCH_HEARTBEAT_SECONDS = 30.0
 ANONYMOUS_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version"})
 
 
-class _Unauthorized(StatusError):
-    reason = "Unauthorized"
-    code = 401
-
-
-class _TooLarge(StatusError):
-    reason = "RequestEntityTooLarge"
-    code = 413
-
-
-class _Unsupported(StatusError):
-    reason = "UnsupportedMediaType"
-    code = 415
-
-
 def _status_response(err: StatusError) -> JSONResponse:
     return JSONResponse(err.to_status(), status_code=err.code)
 
@@ -85,7 +78,7 @@ def _decode_body(raw: bytes, content_type: str) -> bytes:
         except yaml.YAMLError as e:
             raise BadRequest(f"the request body is not valid YAML: {e}") from None
         return json.dumps(doc).encode()
-    raise _Unsupported(
+    raise UnsupportedMediaType(
         f'the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf ("{media}")'
     )
 
@@ -188,7 +181,7 @@ class ApiServer:
                     return self._watch(path, query)
             raw = await request.body()
             if len(raw) > MAX_BODY_BYTES:
-                raise _TooLarge(f"the request body is larger than {MAX_BODY_BYTES} bytes")
+                raise RequestEntityTooLarge.of(f"limit is {MAX_BODY_BYTES}")
             body = _decode_body(raw, request.headers.get("content-type", ""))
         except StatusError as e:
             return _status_response(e)
@@ -356,7 +349,7 @@ class _Guard:
             headers = dict(scope.get("headers") or ())
             auth = headers.get(b"authorization", b"").decode("latin-1")
             if not self.server.token_ok(auth):
-                await _status_response(_Unauthorized("Unauthorized"))(scope, receive, send)
+                await _status_response(Unauthorized("Unauthorized"))(scope, receive, send)
                 return
         try:
             await self.app(scope, receive, send)
