@@ -17,14 +17,13 @@ from functools import partial
 from typing import Any
 
 from berth.api.contracts import Store
-from berth.api.errors import BadRequest, Conflict, Invalid, NotFound, StatusError
+from berth.api.errors import BadRequest, Conflict, Invalid, NotFound, StatusError, UnsupportedMediaType
 from berth.api.kinds import KindInfo, UnknownKindError, all_kinds
 from berth.api.labels import compile_label_selector
 from berth.api.patches import (
     JSON_PATCH,
     MERGE_PATCH,
     STRATEGIC_MERGE_PATCH,
-    UnsupportedMediaType,
     json_patch,
     smp_schema,
     strategic_merge_patch,
