@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -299,3 +301,25 @@ def _track_healthy(
     except Exception as e:  # the test thread's boundary: reported to the test, not swallowed
         if not stopping.is_set():
             errors.append(repr(e))
+
+
+def test_refusals_at_start(tmp_path: Path) -> None:
+    serve = [sys.executable, "-m", "berth", "serve", "--data-dir"]
+    bad = subprocess.run(
+        [*serve, str(tmp_path / "a"), "--listen", "nonsense"], capture_output=True, text=True, timeout=60
+    )
+    assert (bad.returncode, bad.stderr) == (
+        2,
+        'error: --listen: invalid address "nonsense" (expected HOST:PORT, e.g. 127.0.0.1:6443)\n',
+    )
+    with running(tmp_path / "b"):
+        second = subprocess.run(
+            [*serve, str(tmp_path / "b"), "--listen", "127.0.0.1:0"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert (second.returncode, second.stderr) == (
+        2,
+        f"error: {tmp_path / 'b'} is in use by another process (database is locked)\n",
+    )
