@@ -323,3 +323,43 @@ def test_refusals_at_start(tmp_path: Path) -> None:
         2,
         f"error: {tmp_path / 'b'} is in use by another process (database is locked)\n",
     )
+
+
+def test_kubectl_apply_server_side(server: Served) -> None:
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "ssa", "namespace": "default"},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {"app": "ssa"}},
+            "template": {
+                "metadata": {"labels": {"app": "ssa"}},
+                "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+            },
+        },
+    }
+    done = server.kubectl("apply", "--server-side", "-f", "-", stdin=yaml.safe_dump(deployment))
+    assert (done.returncode, done.stdout) == (0, "deployment.apps/ssa serverside-applied\n"), done.stderr
+    managers = [
+        (m["manager"], m["operation"])
+        for m in _get(server, "deployment", "ssa", "--show-managed-fields")["metadata"]["managedFields"]
+    ]
+    assert ("kubectl", "Apply") in managers
+    deployment["spec"]["replicas"] = 2
+    other = server.kubectl(
+        "apply", "--server-side", "--field-manager=other", "-f", "-", stdin=yaml.safe_dump(deployment)
+    )
+    assert other.returncode == 1
+    assert 'conflict with "kubectl": .spec.replicas' in other.stderr
+    forced = server.kubectl(
+        "apply",
+        "--server-side",
+        "--field-manager=other",
+        "--force-conflicts",
+        "-f",
+        "-",
+        stdin=yaml.safe_dump(deployment),
+    )
+    assert forced.returncode == 0, forced.stderr
+    assert _get(server, "deployment", "ssa")["spec"]["replicas"] == 2

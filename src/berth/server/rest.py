@@ -2,9 +2,11 @@
 
 One request in, one (HTTP code, JSON body) out, with no transport attached: the HTTP server of
 ``berth serve`` and in-process clients (tests, tools) share it. Supported: get, list (labelSelector,
-fieldSelector), create, update, patch (by ``Request.content_type``: JSON merge patch, RFC 6902 JSON
-patch, and strategic merge patch for the built-in kinds; 415 for other types), delete (gracePeriodSeconds, dryRun), the ``status`` subresource and the pods' ``eviction``
-subresource (policy/v1 Eviction, Berth's eviction API) and ``binding`` (v1 Binding). Watches are not served.
+fieldSelector, limit/continue), create, update, patch (by ``Request.content_type``: JSON merge patch, RFC 6902
+JSON patch, strategic merge patch for the built-in kinds, server-side apply; 415 for other types), delete
+(gracePeriodSeconds, dryRun), deletecollection, the ``status`` and ``scale`` subresources and the pods'
+``eviction`` (policy/v1 Eviction, Berth's eviction API) and ``binding`` (v1 Binding). Watches are served by
+`berth.server.app`.
 """
 
 from __future__ import annotations
@@ -16,11 +18,21 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
+from berth.api.apply import apply_schema, server_side_apply
 from berth.api.contracts import Store
-from berth.api.errors import BadRequest, Conflict, Invalid, NotFound, StatusError, UnsupportedMediaType
+from berth.api.errors import (
+    AlreadyExists,
+    BadRequest,
+    Conflict,
+    Invalid,
+    NotFound,
+    StatusError,
+    UnsupportedMediaType,
+)
 from berth.api.kinds import KindInfo, UnknownKindError, all_kinds
 from berth.api.labels import compile_label_selector
 from berth.api.patches import (
+    APPLY_PATCH,
     JSON_PATCH,
     MERGE_PATCH,
     STRATEGIC_MERGE_PATCH,
@@ -324,6 +336,8 @@ class RestAPI:
             if route.subresource == "status":
                 return 200, self.store.update_status(obj)
             return 200, self.store.update(obj)
+        if method == "PATCH" and route.name and _media_type(req.content_type) == APPLY_PATCH:
+            return self._apply(route, req)
         if method == "PATCH" and route.name:
             return 200, self._patch(route, req)
         if method == "DELETE" and route.name and not route.subresource:
@@ -418,6 +432,58 @@ class RestAPI:
         else:
             raise UnsupportedMediaType.of(_patch_types(route.info))
         return self._patch_current(route, mutate)
+
+    def _apply(self, route: Route, req: Request) -> tuple[int, Obj]:
+        """Server-side apply (``application/apply-patch+yaml``, query ``fieldManager`` and ``force``): create
+        the object from the configuration when absent (201), else merge it with field ownership (200); the
+        write carries the read resourceVersion and a concurrent write retries, up to kube's five attempts."""
+        manager = _one(req.query, "fieldManager") or ""
+        if not manager:
+            raise Invalid.of(
+                "PatchOptions",
+                "meta.k8s.io",
+                "",
+                [("fieldManager", "Required value: is required for apply patch")],
+            )
+        force = (_one(req.query, "force") or "").lower() == "true"
+        info = route.info
+        key = (info.group, info.kind)
+        config = _body_for(route, _json_body(req.body))
+        wanted = config["metadata"].get("resourceVersion")
+        apply = partial(
+            server_side_apply,
+            applied=config,
+            schema=apply_schema(*key),
+            manager=manager,
+            force=force,
+            subresource=route.subresource,
+        )
+        for attempt in range(_PATCH_ATTEMPTS):
+            try:
+                current: Obj | None = self.store.get(key, route.namespace, route.name)
+            except NotFound:
+                if route.subresource or wanted:
+                    raise
+                current = None
+            rv = current["metadata"].get("resourceVersion") if current is not None else None
+            if wanted and wanted != rv:
+                raise Conflict.of(info.plural, info.group, route.name)
+            result, changed = apply(current, now=self.store.timestamp())
+            if _dry_run(req.query, {}):
+                return (201, result) if current is None else (200, result)
+            try:
+                if current is None:
+                    return 201, self.store.create(result)
+                if not changed:
+                    return 200, current
+                result["metadata"]["resourceVersion"] = rv
+                if route.subresource == "status":
+                    return 200, self.store.update_status(result)
+                return 200, self.store.update(result)
+            except (Conflict, AlreadyExists):
+                if wanted or attempt == _PATCH_ATTEMPTS - 1:
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def _patch_current(self, route: Route, mutate: Callable[[Obj], Any]) -> Obj:
         """Read, patch and write back the object (its status for the status subresource).
