@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from berth.api.errors import BadRequest, StatusError
-from berth.api.patches import PatchField, Schema, smp_schema
+from berth.api.patches import PatchField, Schema, copy_json, smp_schema
 
 __all__ = [
     "BEFORE_FIRST_APPLY",
@@ -284,13 +284,13 @@ def _merge(live: Any, applied: Any, f: PatchField, name: str) -> Any:
     if isinstance(live, dict) and isinstance(applied, dict) and not f.replaces:
         out = dict(live)
         for k, v in applied.items():
-            out[k] = _merge(live[k], v, _child(f, k), k) if k in live else _copy(v)
+            out[k] = _merge(live[k], v, _child(f, k), k) if k in live else copy_json(v)
         return out
     if isinstance(live, list) and isinstance(applied, list):
         mode, keys = _list_mode(f, name)
         if mode != "atomic":
             return _merge_list(live, applied, f, mode, keys)
-    return _copy(applied)
+    return copy_json(applied)
 
 
 def _merge_list(
@@ -309,7 +309,7 @@ def _merge_list(
     def item(element: str) -> Any:
         if element in lhs_by and mode == "map":
             return _merge(lhs_by[element], rhs_by[element], f, "")
-        return _copy(rhs_by[element])
+        return copy_json(rhs_by[element])
 
     li = ri = 0
     while li < len(lhs) or ri < len(rhs):
@@ -329,7 +329,7 @@ def _merge_list(
         if li < len(lhs):
             element = lhs[li][0]
             if element not in rhs_by:
-                out.append(_copy(lhs[li][1]))
+                out.append(copy_json(lhs[li][1]))
                 li += 1
                 continue
             if element in merged:
@@ -343,14 +343,6 @@ def _merge_list(
             if shared and shared[0] == element:
                 shared.pop(0)
     return out
-
-
-def _copy(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _copy(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_copy(v) for v in value]
-    return value
 
 
 def _drop_nulls(value: Any) -> Any:
@@ -462,7 +454,7 @@ def server_side_apply(
         me["subresource"] = subresource
     mine = field_set(config, schema, status=on_status)
     if live is None:
-        created = _copy(config)
+        created = copy_json(config)
         me.update(fieldsType="FieldsV1", fieldsV1=encode_fields(mine))
         created["metadata"]["managedFields"] = [me]
         return created, True
@@ -485,9 +477,11 @@ def server_side_apply(
 
     body = {k: v for k, v in config.items() if k != "metadata"}
     root = PatchField(fields=schema)
-    merged: Obj = _merge(_copy({k: v for k, v in live.items() if k != "metadata"}), body, root, "")
+    merged: Obj = _merge(copy_json({k: v for k, v in live.items() if k != "metadata"}), body, root, "")
     live_meta = {k: v for k, v in live.get("metadata", {}).items() if k != "managedFields"}
-    merged["metadata"] = _merge(_copy(live_meta), config["metadata"], _child(root, "metadata"), "metadata")
+    merged["metadata"] = _merge(
+        copy_json(live_meta), config["metadata"], _child(root, "metadata"), "metadata"
+    )
 
     others: set[Path] = set().union(*sets.values()) if sets else set()
     keep = mine | others

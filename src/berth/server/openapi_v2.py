@@ -33,6 +33,7 @@ from starlette.responses import JSONResponse, Response
 
 from berth.api.kinds import KindInfo
 from berth.server.discovery import served_kinds
+from berth.server.protobuf import varint
 
 __all__ = [
     "JSON_CONTENT_TYPE",
@@ -198,18 +199,9 @@ def document_v2_json() -> dict[str, Any]:
 _VARINT, _LEN = 0, 2
 
 
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while value > 0x7F:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
 def _msg(number: int, payload: bytes) -> bytes:
     """A length-delimited field (embedded message, string): written even when empty (presence)."""
-    return _varint(number << 3 | _LEN) + _varint(len(payload)) + payload
+    return varint(number << 3 | _LEN) + varint(len(payload)) + payload
 
 
 def _str(number: int, text: str) -> bytes:
@@ -222,7 +214,7 @@ def _strs(number: int, texts: Iterable[str]) -> bytes:
 
 
 def _bool(number: int, value: bool) -> bytes:
-    return _varint(number << 3 | _VARINT) + b"\x01" if value else b""
+    return varint(number << 3 | _VARINT) + b"\x01" if value else b""
 
 
 def _vendor_extensions(number: int, obj: Mapping[str, Any]) -> bytes:
@@ -242,7 +234,7 @@ def _schema(s: Mapping[str, Any]) -> bytes:
     out += _strs(19, s.get("required", ()))
     extra = s.get("additionalProperties")
     if isinstance(extra, bool):
-        out += _msg(21, _bool(2, True) if extra else _varint(2 << 3 | _VARINT) + b"\x00")
+        out += _msg(21, _bool(2, True) if extra else varint(2 << 3 | _VARINT) + b"\x00")
     elif isinstance(extra, Mapping):
         out += _msg(21, _msg(1, _schema(extra)))
     if "type" in s:

@@ -40,6 +40,7 @@ __all__ = [
     "is_registered",
     "iter_fields",
     "message_for",
+    "varint",
 ]
 
 #: The media type kubectl and client-go use for protobuf bodies.
@@ -121,7 +122,8 @@ def _signed64(value: int) -> int:
 # --- the generic wire-format writer -------------------------------------------------------------------
 
 
-def _varint(value: int) -> bytes:
+def varint(value: int) -> bytes:
+    """`value` as a protobuf varint (negative numbers as their 64-bit two's complement)."""
     value &= (1 << 64) - 1
     out = bytearray()
     while value > 0x7F:
@@ -132,11 +134,11 @@ def _varint(value: int) -> bytes:
 
 
 def _key(number: int, wire: int) -> bytes:
-    return _varint(number << 3 | wire)
+    return varint(number << 3 | wire)
 
 
 def _len_field(number: int, payload: bytes) -> bytes:
-    return _key(number, _LEN) + _varint(len(payload)) + payload
+    return _key(number, _LEN) + varint(len(payload)) + payload
 
 
 # --- special Kubernetes types -------------------------------------------------------------------------
@@ -204,14 +206,14 @@ def _encode_special(kind: str, value: Any, path: str) -> bytes:
         if not isinstance(value, str):
             raise ProtobufError(f"{path}: a time must be a string")
         seconds, nanos = _parse_time(value, path)
-        out = _key(1, _VARINT) + _varint(seconds)
+        out = _key(1, _VARINT) + varint(seconds)
         if kind == "MicroTime" and nanos:
-            out += _key(2, _VARINT) + _varint(nanos)
+            out += _key(2, _VARINT) + varint(nanos)
         return out
     if kind == "IntOrString":
         if isinstance(value, str):
-            return _key(1, _VARINT) + _varint(1) + _len_field(3, value.encode())
-        return _key(1, _VARINT) + _varint(0) + _key(2, _VARINT) + _varint(_as_int(value, path))
+            return _key(1, _VARINT) + varint(1) + _len_field(3, value.encode())
+        return _key(1, _VARINT) + varint(0) + _key(2, _VARINT) + varint(_as_int(value, path))
     if kind in ("RawExtension", "FieldsV1"):
         if kind == "RawExtension" and isinstance(value, Mapping) and is_registered(value):
             return _len_field(1, encode(value))
@@ -426,19 +428,19 @@ def _encode_element(typ: str, value: Any, path: str, depth: int) -> tuple[int, b
         if not isinstance(value, str):
             raise ProtobufError(f"{path}: {value!r} is not a string")
         data = value.encode()
-        return _LEN, _varint(len(data)) + data
+        return _LEN, varint(len(data)) + data
     if typ == "bytes":
         try:
             data = base64.b64decode(str(value), validate=True)
         except (binascii.Error, ValueError) as exc:
             raise ProtobufError(f"{path}: not base64") from exc
-        return _LEN, _varint(len(data)) + data
+        return _LEN, varint(len(data)) + data
     if typ == "bool":
         if not isinstance(value, bool):
             raise ProtobufError(f"{path}: {value!r} is not a boolean")
-        return _VARINT, _varint(int(value))
+        return _VARINT, varint(int(value))
     if typ in ("int32", "int64"):
-        return _VARINT, _varint(_as_int(value, path))
+        return _VARINT, varint(_as_int(value, path))
     if typ == "double":
         return _FIXED64, struct.pack("<d", float(value))
     if typ == "float":
@@ -449,7 +451,7 @@ def _encode_element(typ: str, value: Any, path: str, depth: int) -> tuple[int, b
         data = _encode(typ, value, path, depth + 1)
     else:
         data = _encode_special(typ, value, path)
-    return _LEN, _varint(len(data)) + data
+    return _LEN, varint(len(data)) + data
 
 
 def _inline_keys(name: str) -> set[str]:
