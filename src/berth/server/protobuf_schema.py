@@ -32,10 +32,6 @@ MESSAGES: Final[dict[str, dict[int, tuple[str, str, str]]]] = {
         6: ("lastUpdateTime", "Time", ""),
         7: ("lastTransitionTime", "Time", ""),
     },
-    "apps.DeploymentList": {
-        1: ("metadata", "meta.ListMeta", ""),
-        2: ("items", "[]apps.Deployment", "z"),
-    },
     "apps.DeploymentSpec": {
         1: ("replicas", "int32", "p"),
         2: ("selector", "meta.LabelSelector", "p"),
@@ -73,10 +69,6 @@ MESSAGES: Final[dict[str, dict[int, tuple[str, str, str]]]] = {
         4: ("reason", "string", ""),
         5: ("message", "string", ""),
     },
-    "apps.ReplicaSetList": {
-        1: ("metadata", "meta.ListMeta", ""),
-        2: ("items", "[]apps.ReplicaSet", "z"),
-    },
     "apps.ReplicaSetSpec": {
         1: ("replicas", "int32", "p"),
         2: ("selector", "meta.LabelSelector", "p"),
@@ -111,10 +103,6 @@ MESSAGES: Final[dict[str, dict[int, tuple[str, str, str]]]] = {
     "coordination.Lease": {
         1: ("metadata", "meta.ObjectMeta", ""),
         2: ("spec", "coordination.LeaseSpec", ""),
-    },
-    "coordination.LeaseList": {
-        1: ("metadata", "meta.ListMeta", ""),
-        2: ("items", "[]coordination.Lease", "z"),
     },
     "coordination.LeaseSpec": {
         1: ("holderIdentity", "string", "p"),
@@ -362,33 +350,6 @@ MESSAGES: Final[dict[str, dict[int, tuple[str, str, str]]]] = {
         1: ("ephemeralContainerCommon", "core.EphemeralContainerCommon", "i"),
         2: ("targetContainerName", "string", ""),
     },
-    "core.EphemeralContainerCommon": {
-        1: ("name", "string", "z"),
-        2: ("image", "string", ""),
-        3: ("command", "[]string", ""),
-        4: ("args", "[]string", ""),
-        5: ("workingDir", "string", ""),
-        6: ("ports", "[]core.ContainerPort", ""),
-        7: ("env", "[]core.EnvVar", ""),
-        8: ("resources", "core.ResourceRequirements", ""),
-        9: ("volumeMounts", "[]core.VolumeMount", ""),
-        10: ("livenessProbe", "core.Probe", "p"),
-        11: ("readinessProbe", "core.Probe", "p"),
-        12: ("lifecycle", "core.Lifecycle", "p"),
-        13: ("terminationMessagePath", "string", ""),
-        14: ("imagePullPolicy", "string", ""),
-        15: ("securityContext", "core.SecurityContext", "p"),
-        16: ("stdin", "bool", ""),
-        17: ("stdinOnce", "bool", ""),
-        18: ("tty", "bool", ""),
-        19: ("envFrom", "[]core.EnvFromSource", ""),
-        20: ("terminationMessagePolicy", "string", ""),
-        21: ("volumeDevices", "[]core.VolumeDevice", ""),
-        22: ("startupProbe", "core.Probe", "p"),
-        23: ("resizePolicy", "[]core.ContainerResizePolicy", ""),
-        24: ("restartPolicy", "string", "p"),
-        25: ("restartPolicyRules", "[]core.ContainerRestartRule", ""),
-    },
     "core.EphemeralVolumeSource": {
         1: ("volumeClaimTemplate", "core.PersistentVolumeClaimTemplate", "p"),
     },
@@ -408,10 +369,6 @@ MESSAGES: Final[dict[str, dict[int, tuple[str, str, str]]]] = {
         13: ("related", "core.ObjectReference", "p"),
         14: ("reportingComponent", "string", "z"),
         15: ("reportingInstance", "string", "z"),
-    },
-    "core.EventList": {
-        1: ("metadata", "meta.ListMeta", ""),
-        2: ("items", "[]core.Event", "z"),
     },
     "core.EventSeries": {
         1: ("count", "int32", ""),
@@ -558,10 +515,6 @@ MESSAGES: Final[dict[str, dict[int, tuple[str, str, str]]]] = {
         5: ("reason", "string", ""),
         6: ("message", "string", ""),
     },
-    "core.NamespaceList": {
-        1: ("metadata", "meta.ListMeta", ""),
-        2: ("items", "[]core.Namespace", "z"),
-    },
     "core.NamespaceSpec": {
         1: ("finalizers", "[]string", ""),
     },
@@ -619,10 +572,6 @@ MESSAGES: Final[dict[str, dict[int, tuple[str, str, str]]]] = {
     },
     "core.NodeFeatures": {
         1: ("supplementalGroupsPolicy", "bool", "p"),
-    },
-    "core.NodeList": {
-        1: ("metadata", "meta.ListMeta", ""),
-        2: ("items", "[]core.Node", "z"),
     },
     "core.NodePodPreemptionPolicy": {
         1: ("disableResizePreemption", "[]string", ""),
@@ -780,10 +729,6 @@ MESSAGES: Final[dict[str, dict[int, tuple[str, str, str]]]] = {
     },
     "core.PodIP": {
         1: ("ip", "string", "z"),
-    },
-    "core.PodList": {
-        1: ("metadata", "meta.ListMeta", ""),
-        2: ("items", "[]core.Pod", "z"),
     },
     "core.PodOS": {
         1: ("name", "string", "z"),
@@ -1288,10 +1233,6 @@ MESSAGES: Final[dict[str, dict[int, tuple[str, str, str]]]] = {
         2: ("spec", "policy.PodDisruptionBudgetSpec", ""),
         3: ("status", "policy.PodDisruptionBudgetStatus", ""),
     },
-    "policy.PodDisruptionBudgetList": {
-        1: ("metadata", "meta.ListMeta", ""),
-        2: ("items", "[]policy.PodDisruptionBudget", "z"),
-    },
     "policy.PodDisruptionBudgetSpec": {
         1: ("minAvailable", "IntOrString", "p"),
         2: ("selector", "meta.LabelSelector", "p"),
@@ -1314,36 +1255,43 @@ MESSAGES: Final[dict[str, dict[int, tuple[str, str, str]]]] = {
         4: ("description", "string", ""),
         5: ("preemptionPolicy", "string", "p"),
     },
-    "scheduling.PriorityClassList": {
-        1: ("metadata", "meta.ListMeta", ""),
-        2: ("items", "[]scheduling.PriorityClass", "z"),
-    },
 }
 
 #: (apiVersion, kind) of each top-level object → its message in ``MESSAGES``.
 KINDS: Final[dict[tuple[str, str], str]] = {
     ("v1", "Pod"): "core.Pod",
-    ("v1", "PodList"): "core.PodList",
     ("v1", "Node"): "core.Node",
-    ("v1", "NodeList"): "core.NodeList",
     ("v1", "Namespace"): "core.Namespace",
-    ("v1", "NamespaceList"): "core.NamespaceList",
     ("v1", "Event"): "core.Event",
-    ("v1", "EventList"): "core.EventList",
     ("v1", "Binding"): "core.Binding",
     ("apps/v1", "Deployment"): "apps.Deployment",
-    ("apps/v1", "DeploymentList"): "apps.DeploymentList",
     ("apps/v1", "ReplicaSet"): "apps.ReplicaSet",
-    ("apps/v1", "ReplicaSetList"): "apps.ReplicaSetList",
     ("policy/v1", "Eviction"): "policy.Eviction",
     ("policy/v1", "PodDisruptionBudget"): "policy.PodDisruptionBudget",
-    ("policy/v1", "PodDisruptionBudgetList"): "policy.PodDisruptionBudgetList",
     ("autoscaling/v1", "Scale"): "autoscaling.Scale",
     ("scheduling.k8s.io/v1", "PriorityClass"): "scheduling.PriorityClass",
-    ("scheduling.k8s.io/v1", "PriorityClassList"): "scheduling.PriorityClassList",
     ("coordination.k8s.io/v1", "Lease"): "coordination.Lease",
-    ("coordination.k8s.io/v1", "LeaseList"): "coordination.LeaseList",
 }
+
+# the fields of an ephemeral container are a container's (EphemeralContainerCommon mirrors Container)
+MESSAGES["core.EphemeralContainerCommon"] = dict(MESSAGES["core.Container"])
+
+_LISTED = (
+    "Deployment",
+    "ReplicaSet",
+    "Lease",
+    "Event",
+    "Namespace",
+    "Node",
+    "Pod",
+    "PodDisruptionBudget",
+    "PriorityClass",
+)
+"""Kinds whose List is served: {1 metadata ListMeta, 2 items}, under the kind's apiVersion as <Kind>List."""
+for (_api_version, _kind), _item in list(KINDS.items()):
+    if _kind in _LISTED:
+        MESSAGES[f"{_item}List"] = {1: ("metadata", "meta.ListMeta", ""), 2: ("items", f"[]{_item}", "z")}
+        KINDS[(_api_version, f"{_kind}List")] = f"{_item}List"
 
 #: meta/v1 kinds registered in every group version (``metav1.AddToGroupVersion``) → their message.
 OPTIONS_KINDS: Final[dict[str, str]] = {
