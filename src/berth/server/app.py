@@ -36,7 +36,8 @@ from berth.api.errors import (
 from berth.api.labels import LabelSelectorError, Selector, parse_selector
 from berth.api.watch import Watch, WatchEvent
 from berth.server import discovery, openapi, openapi_v2, protobuf, tables
-from berth.server.rest import Request, RestAPI, resolve
+from berth.server.media import JSON_RANGES, accepted, media_type
+from berth.server.rest import Request, RestAPI, query_value, resolve
 from berth.store.fieldselector import FieldSelector, compile_field_selector
 
 __all__ = ["MAX_BODY_BYTES", "VERSION", "ApiServer"]
@@ -67,7 +68,7 @@ def _decode_body(raw: bytes, content_type: str) -> bytes:
     """The body as JSON bytes: JSON as is, YAML and Kubernetes protobuf converted; others refused with 415."""
     if not raw:
         return raw
-    media = content_type.split(";")[0].strip().lower()
+    media = media_type(content_type)
     if media in ("", "application/json") or media.endswith("+json"):
         return raw
     if media == protobuf.CONTENT_TYPE:
@@ -90,13 +91,8 @@ def _patch_type(request: HttpRequest, method: str) -> str:
 
 def _protobuf_only(accept: str) -> bool:
     """Whether the client accepts Kubernetes protobuf and no JSON (then it must be answered in protobuf)."""
-    media = {m.split(";")[0].strip().lower() for m in accept.split(",")}
-    return protobuf.CONTENT_TYPE in media and not media & {"application/json", "application/*", "*/*", ""}
-
-
-def _one(query: Mapping[str, list[str]], key: str) -> str | None:
-    values = query.get(key)
-    return values[-1] if values else None
+    media = {m for m, _ in accepted(accept)}
+    return protobuf.CONTENT_TYPE in media and not media & JSON_RANGES and bool(accept.strip())
 
 
 class ApiServer:
@@ -177,7 +173,7 @@ class ApiServer:
                 found = self._discovery(path, accept)
                 if found is not None:
                     return JSONResponse(found[0], media_type=found[1])
-                if _one(query, "watch") in ("1", "true"):
+                if query_value(query, "watch") in ("1", "true"):
                     return self._watch(path, query)
             raw = await request.body()
             if len(raw) > MAX_BODY_BYTES:
@@ -232,7 +228,7 @@ class ApiServer:
             objects,
             info,
             now=self.now(),
-            include_object=_one(query, "includeObject") or "Metadata",
+            include_object=query_value(query, "includeObject") or "Metadata",
             version=version,
             list_meta=doc.get("metadata") if is_list else None,
         )
@@ -245,23 +241,23 @@ class ApiServer:
         labels: Selector | None = None
         fields: FieldSelector | None = None
         try:
-            label_text = _one(query, "labelSelector")
+            label_text = query_value(query, "labelSelector")
             if label_text:
                 labels = parse_selector(label_text)
         except LabelSelectorError as e:
             raise BadRequest(f"unable to parse requirement: {e}") from None
-        field_text = _one(query, "fieldSelector")
+        field_text = query_value(query, "fieldSelector")
         if field_text:
             fields = compile_field_selector(field_text)
         key = (route.info.group, route.info.kind)
         try:
             watch = self.store.watch(
-                key, resource_version=_one(query, "resourceVersion"), namespace=route.namespace or None
+                key, resource_version=query_value(query, "resourceVersion"), namespace=route.namespace or None
             )
         except ResourceExpired as e:
             return StreamingResponse(_expired(e), media_type="application/json")
-        bookmarks = _one(query, "allowWatchBookmarks") in ("1", "true")
-        timeout = _one(query, "timeoutSeconds")
+        bookmarks = query_value(query, "allowWatchBookmarks") in ("1", "true")
+        timeout = query_value(query, "timeoutSeconds")
         try:
             seconds = float(timeout) if timeout else None
         except ValueError:

@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from berth.api.kinds import KindInfo, all_kinds
+from berth.server.media import JSON_RANGES, accepted
 
 __all__ = [
     "AGGREGATED_VERSIONS",
@@ -269,14 +270,8 @@ def negotiate_aggregated(accept: str) -> str | None:
     """The aggregated discovery version (``"v2"`` or ``"v2beta1"``) the Accept header asks for first, or None
     when it asks for the legacy documents (a plain ``application/json`` listed first, or no aggregated range
     the server writes: JSON only)."""
-    for media_range in accept.split(","):
-        parts = [p.strip() for p in media_range.split(";")]
-        media = parts[0].lower()
-        params = {}
-        for p in parts[1:]:
-            key, _, value = p.partition("=")
-            params[key.strip().lower()] = value.strip()
-        if media not in ("application/json", "application/*", "*/*"):
+    for media, params in accepted(accept):
+        if media not in JSON_RANGES:
             continue
         if params.get("as") == "APIGroupDiscoveryList" and params.get("g") == "apidiscovery.k8s.io":
             if params.get("v") in AGGREGATED_VERSIONS:

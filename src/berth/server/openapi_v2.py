@@ -33,6 +33,7 @@ from starlette.responses import JSONResponse, Response
 
 from berth.api.kinds import KindInfo
 from berth.server.discovery import served_kinds
+from berth.server.media import JSON_RANGES, accepted
 from berth.server.protobuf import varint
 
 __all__ = [
@@ -365,11 +366,11 @@ def _etags() -> tuple[str, str]:
 def negotiate(accept: str) -> str | None:
     """The media type to answer an ``Accept`` header with: `PROTOBUF_CONTENT_TYPE` when one of
     `PROTOBUF_CONTENT_TYPES` is asked for, else `JSON_CONTENT_TYPE` when JSON is acceptable (or no Accept at all), else None (406)."""
-    media = [m.split(";")[0].strip().lower() for m in accept.split(",")]
+    media = [m for m, _ in accepted(accept)]
     for m in media:
         if m in PROTOBUF_CONTENT_TYPES:
             return PROTOBUF_CONTENT_TYPE
-    if not accept.strip() or {"application/json", "application/*", "*/*"} & set(media):
+    if not accept.strip() or JSON_RANGES & set(media):
         return JSON_CONTENT_TYPE
     return None
 

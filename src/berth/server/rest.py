@@ -40,6 +40,7 @@ from berth.api.patches import (
     smp_schema,
     strategic_merge_patch,
 )
+from berth.server.media import media_type
 from berth.store.mergepatch import merge_patch
 
 Obj = dict[str, Any]
@@ -85,7 +86,7 @@ def _body_for(route: Route, obj: Obj) -> Obj:
 def _chunk(items: list[Obj], query: Query, list_meta: Obj) -> list[Obj]:
     """`limit` / `continue` list chunking: the page of `items` the query asks for; sets `continue` and
     `remainingItemCount` in `list_meta` when more follow. A continue token names the last item returned."""
-    token = _one(query, "continue")
+    token = query_value(query, "continue")
     if token:
         try:
             after = json.loads(base64.urlsafe_b64decode(token.encode()))["after"]
@@ -93,7 +94,7 @@ def _chunk(items: list[Obj], query: Query, list_meta: Obj) -> list[Obj]:
         except (ValueError, KeyError, TypeError, IndexError):
             raise BadRequest("continue key is not valid: it was not produced by this server") from None
         items = [o for o in items if _sort_key(o) > start]
-    limit_text = _one(query, "limit")
+    limit_text = query_value(query, "limit")
     try:
         limit = int(limit_text) if limit_text else 0
     except ValueError:
@@ -131,7 +132,7 @@ def _scale_of(obj: Mapping[str, Any]) -> Obj:
     }
 
 
-__all__ = ["Request", "RestAPI", "Route", "resolve"]
+__all__ = ["Request", "RestAPI", "Route", "query_value", "resolve"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,7 +190,8 @@ def resolve(path: str) -> Route:
     return Route(info, namespace, name, sub)
 
 
-def _one(query: Query, key: str) -> str | None:
+def query_value(query: Query, key: str) -> str | None:
+    """The last value of query parameter `key` (None when absent), as kube reads repeated parameters."""
     values = query.get(key)
     return values[-1] if values else None
 
@@ -214,11 +216,6 @@ _BUILTIN_PATCH_TYPES = (JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH)
 def _patch_types(info: KindInfo) -> tuple[str, ...]:
     """The patch media types the kind accepts (strategic merge patch only for built-in kinds)."""
     return _BUILTIN_PATCH_TYPES if smp_schema(info.group, info.kind) is not None else _CR_PATCH_TYPES
-
-
-def _media_type(content_type: str) -> str:
-    """The media type of a Content-Type header, parameters (``; charset=...``) dropped."""
-    return content_type.split(";", 1)[0].strip().lower()
 
 
 def _json_document(body: bytes) -> Any:
@@ -267,7 +264,7 @@ def _checked_patch_result(route: Route, current: Obj, patched: Any) -> Obj:
 
 
 def _grace(query: Query, body: Obj) -> int | None:
-    text = _one(query, "gracePeriodSeconds")
+    text = query_value(query, "gracePeriodSeconds")
     value = body.get("gracePeriodSeconds") if text is None else text
     if value is None:
         return None
@@ -317,8 +314,8 @@ class RestAPI:
             items, rv = self.store.list(
                 key,
                 ns or None,
-                label_selector=_one(req.query, "labelSelector"),
-                field_selector=_one(req.query, "fieldSelector"),
+                label_selector=query_value(req.query, "labelSelector"),
+                field_selector=query_value(req.query, "fieldSelector"),
             )
             list_meta: Obj = {"resourceVersion": rv}
             items = _chunk(items, req.query, list_meta)
@@ -336,7 +333,7 @@ class RestAPI:
             if route.subresource == "status":
                 return 200, self.store.update_status(obj)
             return 200, self.store.update(obj)
-        if method == "PATCH" and route.name and _media_type(req.content_type) == APPLY_PATCH:
+        if method == "PATCH" and route.name and media_type(req.content_type) == APPLY_PATCH:
             return self._apply(route, req)
         if method == "PATCH" and route.name:
             return 200, self._patch(route, req)
@@ -357,8 +354,8 @@ class RestAPI:
         items, _ = self.store.list(
             key,
             route.namespace or None,
-            label_selector=_one(req.query, "labelSelector"),
-            field_selector=_one(req.query, "fieldSelector"),
+            label_selector=query_value(req.query, "labelSelector"),
+            field_selector=query_value(req.query, "fieldSelector"),
         )
         deleted: list[Obj] = []
         for obj in items:
@@ -396,7 +393,7 @@ class RestAPI:
         scale = _scale_of(current)
         if method == "PUT":
             wanted = _json_body(req.body)
-        elif _media_type(req.content_type) == JSON_PATCH:
+        elif media_type(req.content_type) == JSON_PATCH:
             wanted = json_patch(scale, _json_document(req.body))
         else:
             wanted = merge_patch(scale, _json_body(req.body))
@@ -417,7 +414,7 @@ class RestAPI:
     def _patch(self, route: Route, req: Request) -> Obj:
         """PATCH by content type: merge patches go to the store; JSON and strategic merge patches are applied
         to the current object here and written back with its resourceVersion (retried on Conflict)."""
-        media = _media_type(req.content_type)
+        media = media_type(req.content_type)
         key = (route.info.group, route.info.kind)
         sub = route.subresource or None
         if media in ("", MERGE_PATCH):
@@ -437,7 +434,7 @@ class RestAPI:
         """Server-side apply (``application/apply-patch+yaml``, query ``fieldManager`` and ``force``): create
         the object from the configuration when absent (201), else merge it with field ownership (200); the
         write carries the read resourceVersion and a concurrent write retries, up to kube's five attempts."""
-        manager = _one(req.query, "fieldManager") or ""
+        manager = query_value(req.query, "fieldManager") or ""
         if not manager:
             raise Invalid.of(
                 "PatchOptions",
@@ -445,7 +442,7 @@ class RestAPI:
                 "",
                 [("fieldManager", "Required value: is required for apply patch")],
             )
-        force = (_one(req.query, "force") or "").lower() == "true"
+        force = (query_value(req.query, "force") or "").lower() == "true"
         info = route.info
         key = (info.group, info.kind)
         config = _body_for(route, _json_body(req.body))

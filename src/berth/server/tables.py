@@ -16,6 +16,7 @@ from typing import Any
 from berth.api.errors import BadRequest
 from berth.api.kinds import KindInfo
 from berth.api.printers import Column, server_columns
+from berth.server.media import JSON_RANGES, accepted
 
 __all__ = ["INCLUDE_OBJECT", "TABLE_VERSIONS", "negotiate_table", "table_content_type", "table_for"]
 
@@ -38,16 +39,6 @@ _POD_ROW_CONDITIONS = {
 }
 
 
-def _media_params(media_range: str) -> tuple[str, dict[str, str]]:
-    """``type/subtype`` and the lower-cased parameter names of one Accept media range."""
-    parts = [p.strip() for p in media_range.split(";")]
-    params: dict[str, str] = {}
-    for p in parts[1:]:
-        key, _, value = p.partition("=")
-        params[key.strip().lower()] = value.strip().strip('"')
-    return parts[0].lower(), params
-
-
 def negotiate_table(accept: str) -> str | None:
     """The Table version (``"v1"`` or ``"v1beta1"``) the Accept header asks for, or None when it asks for none.
 
@@ -55,9 +46,8 @@ def negotiate_table(accept: str) -> str | None:
     type) wins; a range for another representation listed before it (``application/json`` alone) means the
     client prefers the plain object, as kube-apiserver reads it.
     """
-    for media_range in accept.split(","):
-        media, params = _media_params(media_range)
-        if media not in ("application/json", "application/*", "*/*"):
+    for media, params in accepted(accept):
+        if media not in JSON_RANGES:
             continue
         if params.get("as") != "Table":
             if "as" not in params and "g" not in params:
