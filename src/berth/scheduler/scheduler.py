@@ -54,10 +54,8 @@ from berth.scheduler.trace import (
 POD_KEY = ("", "Pod")
 NAMESPACE_KEY = ("", "Namespace")
 AFFINITY_TERMS_KEY = "berth/required-affinity-terms"
-# PostFilter plugins whose run is a preemption attempt (kube's scheduler_preemption_attempts_total), and the
-# event reason they record per preempted victim
+# PostFilter plugins whose run is a preemption attempt (kube's scheduler_preemption_attempts_total)
 PREEMPTION_PLUGINS = frozenset(("DefaultPreemption", "CapacityScheduling"))
-PREEMPTED_REASON = "Preempted"
 # kube-scheduler's histogram buckets (upper bounds): attempt durations (ExponentialBuckets(0.001, 2, 15)),
 # victims per preemption (ExponentialBuckets(1, 2, 7)), attempts per scheduled pod (ExponentialBuckets(1, 2, 5))
 ATTEMPT_DURATION_BUCKETS = tuple(0.001 * 2**i for i in range(15))
@@ -139,7 +137,6 @@ class SchedulerStats:
     # for /metrics: attempt durations by (result, profile), result being scheduled, unschedulable or error
     attempt_durations: dict[tuple[str, str], Histogram] = field(default_factory=dict)
     preemption_attempts: int = 0  # runs of a preemption PostFilter
-    preempted: int = 0  # victims preempted (Preempted events)
     preemption_victims: Histogram = field(default_factory=lambda: Histogram(PREEMPTION_VICTIMS_BUCKETS))
     pod_attempts: Histogram = field(default_factory=lambda: Histogram(POD_ATTEMPTS_BUCKETS))
 
@@ -390,8 +387,6 @@ class _Handle:
     def record_event(
         self, obj: Mapping[str, Any], type_: str, reason: str, message: str, action: str = ""
     ) -> None:
-        if reason == PREEMPTED_REASON:
-            self._s.stats.preempted += 1
         self._s.events.event(obj, type_, reason, message, action=action, component=self.profile_name)
 
     def call_later(self, delay: float, fn: Callable[[], None]) -> None:
@@ -985,12 +980,11 @@ class Scheduler:
             return fit
         stats = self.stats
         preempting = fw.profile_name in self._preempting_profiles
-        victims_before = stats.preempted
         if preempting:
             stats.preemption_attempts += 1
         result, s = fw.run_post_filter(state, pod, statuses)
         if preempting and s.is_success() and result is not None and result.nominated_node_name:
-            stats.preemption_victims.observe(stats.preempted - victims_before)
+            stats.preemption_victims.observe(result.victims)
         if s.is_success() and result is not None and result.nominated_node_name:
             state.write(NOMINATED_NODE_KEY, result.nominated_node_name)
         if s.message:

@@ -85,9 +85,11 @@ class PreFilterResult:
 
 @dataclass(frozen=True, slots=True)
 class PostFilterResult:
-    """What a PostFilter achieved: a node nominated for the pod, if any."""
+    """What a PostFilter achieved: a node nominated for the pod, if any, and how many victims a preemption
+    chose to make room there (kube's scheduler_preemption_victims)."""
 
     nominated_node_name: str = ""
+    victims: int = 0
 
 
 @dataclass(frozen=True, slots=True)

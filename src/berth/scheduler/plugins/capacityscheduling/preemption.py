@@ -239,7 +239,7 @@ class QuotaPreemption:
         s = self._actor.prepare(best, pod)
         if not s.is_success():
             return None, s
-        return PostFilterResult(best.node), SUCCESS
+        return PostFilterResult(best.node, len(best.victims.pods)), SUCCESS
 
     def _rows_with_potential_victims(
         self, pod: PodInfo, pfs: PreFilterState, table: NodeTable

@@ -144,7 +144,7 @@ class DefaultPreemption:
             return None, s
         if self.args.reserve_preempted_resources:
             self.reserve(pod, best.node, best.victims.pods)
-        return PostFilterResult(best.node), SUCCESS
+        return PostFilterResult(best.node, len(best.victims.pods)), SUCCESS
 
     def _no_candidates(
         self, pod: PodInfo, current: Mapping[str, Any], num_nodes: int, failed: Mapping[str, Status]
