@@ -283,6 +283,12 @@ class Selector:
         """The requirements, sorted by key (empty for everything and nothing)."""
         return self._reqs
 
+    @property
+    def equalities(self) -> tuple[tuple[str, str], ...]:
+        """The (key, value) pairs a matching label set must hold exactly (from ``=``, ``==`` and
+        single-valued ``in``); an index on them narrows the candidates."""
+        return self._eq
+
     def is_everything(self) -> bool:
         """True when the selector has no requirements and matches every label set."""
         return not self._nothing and not self._reqs

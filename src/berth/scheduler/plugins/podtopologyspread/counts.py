@@ -20,7 +20,12 @@ from berth.api.labels import Selector
 from berth.scheduler.framework import NodeTable, PodInfo
 from berth.scheduler.framework.nodetable import IntArray
 
-MAX_MATCHERS = 256  # matchers kept per table (least recently used dropped first)
+MAX_MATCHERS = 256  # matchers kept per table at least (least recently used dropped first)
+INDEX_MIN_ROWS = 512
+"""Tables at least this large count a new matcher through a label index instead of scanning every pod."""
+MATCHER_BYTES = 64 * 1024 * 1024
+"""Memory the matchers of one table may take: more matchers on smaller tables (a cluster of 500 workloads
+re-placing pods cycles through 500 selectors; an LRU smaller than that rebuilds every count from all pods)."""
 
 MatcherKey = tuple[str, Selector]
 
@@ -78,15 +83,38 @@ class _Matcher:
         self.log_position = log_position
 
 
+class _LabelIndex:
+    """Rows holding a pod with each (namespace, label key, value), as of one change-log position."""
+
+    __slots__ = ("epoch", "log_position", "position", "rows")
+
+    def __init__(self, table: NodeTable, log_position: int) -> None:
+        rows: dict[tuple[str, str, str], list[int]] = {}
+        for r, pods in enumerate(table.pods):
+            for p in pods.values():
+                ns = p.namespace
+                for k, v in p.labels.items():
+                    got = rows.get((ns, k, v))
+                    if got is None:
+                        rows[(ns, k, v)] = [r]
+                    elif got[-1] != r:
+                        got.append(r)
+        self.rows = rows
+        self.epoch = table.change_epoch
+        self.position = len(table.change_log)
+        self.log_position = log_position
+
+
 class MatchCounts:
     """The matchers of one NodeTable."""
 
-    __slots__ = ("_layout", "_log", "_matchers")
+    __slots__ = ("_index", "_layout", "_log", "_matchers")
 
     def __init__(self, table: NodeTable, log: TerminatingLog) -> None:
         self._layout = table.layout
         self._log = log
         self._matchers: OrderedDict[MatcherKey, _Matcher] = OrderedDict()
+        self._index: _LabelIndex | None = None
 
     def __len__(self) -> int:
         return len(self._matchers)
@@ -95,6 +123,7 @@ class MatchCounts:
         """Matching pods per row of ``table`` (read-only; valid until the table changes)."""
         if table.layout != self._layout:
             self._matchers.clear()
+            self._index = None
             self._layout = table.layout
         key = (namespace, selector)
         m = self._matchers.get(key)
@@ -103,7 +132,7 @@ class MatchCounts:
             if self._refresh(table, m, namespace, selector):
                 return m.counts
         m = self._matchers[key] = self._build(table, namespace, selector)
-        if len(self._matchers) > MAX_MATCHERS:
+        if len(self._matchers) > max(MAX_MATCHERS, MATCHER_BYTES // (8 * max(1, table.size))):
             self._matchers.popitem(last=False)
         return m.counts
 
@@ -130,12 +159,35 @@ class MatchCounts:
         return True
 
     def _build(self, table: NodeTable, namespace: str, selector: Selector) -> _Matcher:
+        """A matcher counted from scratch: through the label index when the selector requires a label
+        value and the table is large (then brought up to date like any matcher), else by a full scan."""
+        if selector.equalities and table.size >= INDEX_MIN_ROWS:
+            index = self._fresh_index(table)
+            key, value = selector.equalities[0]
+            counts = np.zeros(table.size, dtype=np.int64)
+            pods = table.pods
+            for r in index.rows.get((namespace, key, value), ()):
+                counts[r] = count_matching(pods[r], namespace, selector)
+            m = _Matcher(counts, index.epoch, index.position, index.log_position)
+            if self._refresh(table, m, namespace, selector):
+                return m
         counts = np.fromiter(
             (count_matching(pods, namespace, selector) for pods in table.pods),
             dtype=np.int64,
             count=table.size,
         )
         return _Matcher(counts, table.change_epoch, len(table.change_log), self._log.end)
+
+    def _fresh_index(self, table: NodeTable) -> _LabelIndex:
+        """The label index, rebuilt when too many rows changed since it was built."""
+        index = self._index
+        if index is not None:
+            rows = table.rows_changed_since(index.epoch, index.position)
+            names = self._log.since(index.log_position)
+            if rows is not None and names is not None and len(rows) + len(names) <= max(64, table.size // 20):
+                return index
+        index = self._index = _LabelIndex(table, self._log.end)
+        return index
 
 
 class CountIndex:
