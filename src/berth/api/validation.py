@@ -4,7 +4,7 @@
 kind's validator from :data:`KIND_VALIDATORS` (keyed by ``(group, kind)``; register more with
 :func:`register_validator`). Each kind owns its rules: the core kinds' validators are here (a pod spec's in
 `berth.api.podspec`), the custom kinds' in their own modules (`berth.api.reservation`, `elasticquota`,
-`podgroup`), all written over `berth.api.checks.Context`. The first problem found raises
+`podgroup`, `podmigrationjob`), all written over `berth.api.checks.Context`. The first problem found raises
 :class:`InvalidObjectError`.
 Namespace defaulting is the caller's job; errors name namespaced objects ``"<ns or default>/<name>"``.
 """
@@ -28,6 +28,7 @@ from berth.api.kinds import KindInfo, UnknownKindError, lookup_kind
 from berth.api.labels import LabelSelectorError, compile_label_selector
 from berth.api.meta import api_group
 from berth.api.podgroup import validate_pod_group
+from berth.api.podmigrationjob import validate_pod_migration_job
 from berth.api.podspec import validate_pod_spec
 from berth.api.reservation import validate_reservation
 from berth.api.taints import TAINT_EFFECTS
@@ -189,6 +190,7 @@ register_validator("scheduling.k8s.io", "PriorityClass", _validate_priority_clas
 
 
 register_validator("scheduling.koordinator.sh", "Reservation", validate_reservation)
+register_validator("scheduling.koordinator.sh", "PodMigrationJob", validate_pod_migration_job)
 
 
 for _eq_group in ("scheduling.x-k8s.io", "scheduling.sigs.k8s.io"):

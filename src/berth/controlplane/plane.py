@@ -19,6 +19,7 @@ from berth.controllers.podgc import PodGCController
 from berth.controllers.podgroup import PodGroupController
 from berth.controllers.reservation import ReservationController
 from berth.controllers.workloads import WorkloadControllers
+from berth.descheduler.migration import MigrationController, MigrationControllerArgs
 from berth.scheduler.builtin import builtin_registry
 from berth.scheduler.framework.config import SchedulerConfig
 from berth.scheduler.framework.registry import Registry
@@ -53,8 +54,10 @@ class ControlPlane:
         seed: int = 0,
         registry: Registry | None = None,
         kubelet: bool = True,
+        migration: MigrationControllerArgs | None = None,
     ) -> None:
-        """Wire the components to `store` (whose admission the caller installs) and `clock`."""
+        """Wire the components to `store` (whose admission the caller installs) and `clock`; `migration`
+        configures the PodMigrationJob controller (Koordinator's defaults when None)."""
         self.clock = clock
         self.store = store
         self.events = EventRecorder(store, buffered=True)
@@ -70,6 +73,9 @@ class ControlPlane:
         self.podgc = PodGCController(store, clock)
         self.podgroups = PodGroupController(store, clock)
         self.elasticquotas = ElasticQuotaController(store, clock)
+        self.migration = MigrationController(
+            store, clock, migration, recorder=EventRecorder(store, component="koord-descheduler")
+        )
         self._pending: deque[WatchEvent] = deque()
         self._unsubscribe = store.subscribe(self._pending.append)
 
@@ -103,6 +109,8 @@ class ControlPlane:
                 self.podgroups.handle_event(ev.type, obj)
             if kind in ("Pod", "ElasticQuota"):
                 self.elasticquotas.handle_event(ev.type, obj)
+            if kind in ("Pod", "Reservation", "PodMigrationJob"):
+                self.migration.handle_event(ev.type, obj)
         return True
 
     def run_until_idle(self) -> None:
