@@ -82,11 +82,29 @@ def _prepare_run(
         plan = build_plan(manifests)
     except (ManifestError, InvalidObjectError) as e:
         raise _invalid(str(e)) from None
+    _check_unique_uids(plan)
     try:
         sim = Simulation(config=config, seed=seed)
     except ConfigError as e:
         raise _invalid(f"{scheduler_config or 'default scheduler configuration'}: {e}") from None
     return sim, plan, until_s
+
+
+def _check_unique_uids(plan: Any) -> None:
+    """A given metadata.uid names one object only (Berth keeps given uids); a repeat exits 2."""
+    seen: dict[str, str] = {}
+    for step in plan.steps:
+        for obj in step.create:
+            meta = obj.get("metadata") or {}
+            uid = meta.get("uid")
+            if not uid:
+                continue
+            who = f'{obj.get("kind")} "{meta.get("name")}"'
+            if uid in seen:
+                raise _invalid(
+                    f'{who}: metadata.uid: Duplicate value: "{uid}" (already the uid of {seen[uid]})'
+                )
+            seen[str(uid)] = who
 
 
 SchedulerConfigOption = Annotated[
@@ -106,12 +124,23 @@ def simulate(
         OutputFormat, typer.Option("-o", "--output", help="Output format.")
     ] = OutputFormat.table,
     report: Annotated[Path | None, typer.Option(help="Write a JSON run summary to this file.")] = None,
+    descheduler_policy: Annotated[
+        Path | None,
+        typer.Option(
+            "--descheduler-policy", help="Run this DeschedulerPolicy (descheduler/v1alpha2) periodically."
+        ),
+    ] = None,
+    descheduling_interval: Annotated[
+        str, typer.Option("--descheduling-interval", help="Virtual time between descheduling cycles.")
+    ] = "5m",
 ) -> None:
     """Run manifests and Scenarios on a virtual clock and print the final state."""
     from berth.sim.output import to_json, to_tables, to_yaml
     from berth.sim.report import build_report
 
     sim, plan, until_s = _prepare_run(paths, scheduler_config, until, seed)
+    if descheduler_policy is not None:
+        _enable_descheduler(sim, descheduler_policy, descheduling_interval)
     t0 = time.perf_counter()
     result = sim.run(plan, until_s)
     for msg in sim.step_errors:
@@ -127,6 +156,24 @@ def simulate(
         data = build_report(result, objects, seed=seed)
         data["totalWallSeconds"] = round(time.perf_counter() - t0, 6)
         report.write_text(json.dumps(data, indent=2) + "\n")
+
+
+def _enable_descheduler(sim: Any, path: Path, interval: str) -> None:
+    """Attach the policy's descheduler to the simulation; exits 2 on a bad policy or interval."""
+    from berth.descheduler.args import PolicyError
+    from berth.descheduler.setup import read_policy
+
+    try:
+        every = parse_duration(interval)
+    except ValueError:
+        raise _invalid(f'--descheduling-interval: invalid duration "{interval}"') from None
+    if every <= 0:
+        raise _invalid(f'--descheduling-interval: must be positive, not "{interval}"')
+    try:
+        policy = read_policy(str(path))
+    except PolicyError as e:
+        raise _invalid(str(e)) from None
+    sim.enable_descheduler(policy, every)
 
 
 class ExplainFormat(StrEnum):
@@ -342,6 +389,93 @@ def drain(
             err=True,
         )
         raise typer.Exit(1)
+
+
+class PlanFormat(StrEnum):
+    """Output formats of ``berth deschedule``."""
+
+    table = "table"
+    json = "json"
+
+
+@app.command()
+def deschedule(
+    paths: Annotated[
+        list[Path] | None,
+        typer.Argument(
+            help="Manifest files or directories: the cluster as it was (default: a live cluster)."
+        ),
+    ] = None,
+    policy: Annotated[
+        Path, typer.Option("--policy", help="DeschedulerPolicy (descheduler/v1alpha2) file.")
+    ] = Path(),
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Evict on a copy and re-place (implied with PATHs).")
+    ] = False,
+    scheduler_config: SchedulerConfigOption = None,
+    output: Annotated[PlanFormat, typer.Option("-o", "--output", help="Output format.")] = PlanFormat.table,
+    now: Annotated[
+        str | None, typer.Option("--now", help="The cycle's time (RFC 3339; default: the wall clock).")
+    ] = None,
+    seed: SeedOption = 0,
+    kubeconfig: Kubeconfig = None,
+    context: Context = None,
+    server: Server = None,
+    token: Token = None,
+    insecure_skip_tls_verify: Insecure = False,
+) -> None:
+    """Run one descheduling cycle and print what it evicts, where the replacements go, and the utilisation."""
+    from datetime import UTC, datetime
+
+    from berth.api.errors import StatusError
+    from berth.api.timestamps import parse_time
+    from berth.descheduler.args import PolicyError
+    from berth.descheduler.setup import read_policy
+    from berth.remote.client import ServerUnreachable
+    from berth.sim.deschedule import plan_descheduling, run_live_cycle
+
+    if policy == Path():
+        raise _invalid("--policy: a DeschedulerPolicy file is required")
+    try:
+        loaded = read_policy(str(policy))
+    except PolicyError as e:
+        raise _invalid(str(e)) from None
+    if now is not None:
+        at = parse_time(now)
+        if at is None:
+            raise _invalid(f'--now: invalid time "{now}" (expected RFC 3339, e.g. 2024-01-01T00:00:00Z)')
+    else:
+        at = datetime.now(UTC).replace(microsecond=0)
+    config = _load_config(scheduler_config)
+    if paths:
+        try:
+            manifests = load_manifests([str(p) for p in paths])
+        except ManifestError as e:
+            raise _invalid(str(e)) from None
+        objects = [m.obj for m in manifests]
+        for m in manifests:
+            if m.obj.get("kind") == "Scenario":
+                raise _invalid(f"{m.source}: berth deschedule reads cluster objects, not a Scenario")
+        try:
+            plan = plan_descheduling(objects, loaded, now=at, config=config, seed=seed)
+        except (InvalidObjectError, StatusError, PolicyError) as e:
+            raise _invalid(str(e)) from None
+    else:
+        from berth.remote.store import RemoteStore
+
+        store = RemoteStore(
+            _connect(kubeconfig, context, server, token, insecure_skip_tls_verify), RealClock()
+        )
+        try:
+            plan = run_live_cycle(store, loaded, now=at, dry_run=dry_run, config=config, seed=seed)
+        except PolicyError as e:
+            raise _invalid(str(e)) from None
+        except (StatusError, ServerUnreachable) as e:
+            raise _server_error(e) from None
+    if output is PlanFormat.json:
+        sys.stdout.write(json.dumps(plan.to_dict(), indent=2) + "\n")
+    else:
+        sys.stdout.write(plan.to_table())
 
 
 def _run_loop(main: Any) -> None:

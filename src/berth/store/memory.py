@@ -99,6 +99,7 @@ class MemoryStore:
         self._validate: Validator | None = _api_validator() if validate == "auto" else validate
         self._seed = seed
         self._uid_rng = random.Random(f"berth-uid-{seed}")
+        self._kept_uids: set[str] = set()
         self._name_rng = random.Random(f"berth-name-{seed}")
         self._journal: Journal | None = None
         self._recovered = False
@@ -242,6 +243,10 @@ class MemoryStore:
             return self._timestamp()
         return (self._epoch + timedelta(seconds=math.floor(at))).strftime("%Y-%m-%dT%H:%M:%SZ")
 
+    def unix_time(self) -> float:
+        """Seconds since the Unix epoch at the clock's current time."""
+        return self._epoch.timestamp() + self._clock.now()
+
     def now_nanos(self) -> int:
         """Nanoseconds since the Unix epoch at the clock's current time, strictly increasing from call to call
         (names derived from it, such as Events', never collide, however many fall on one virtual instant)."""
@@ -366,13 +371,16 @@ class MemoryStore:
 
         return remove
 
-    def create(self, obj: Obj) -> Obj:
+    def create(self, obj: Obj, *, keep_identity: bool = False) -> Obj:
         """Create an object and return the stored (immutable) version.
 
         Defaults the namespace to "default" for namespaced kinds (cleared for cluster-scoped), fills
         metadata.name from generateName + 5 random chars, assigns uid, resourceVersion, creationTimestamp
         and generation 1 (when there is a spec). Raises AlreadyExists, Invalid, NotFound (unknown kind) or
         whatever an admission hook raises; on error nothing is written.
+
+        `keep_identity` keeps a given ``metadata.uid`` and ``creationTimestamp`` (objects loaded as the
+        cluster was: a snapshot, a scenario's initial objects); a uid given twice is Invalid.
         """
         if not isinstance(obj, Mapping):
             raise BadRequest("the object to create must be a JSON object")
@@ -400,6 +408,8 @@ class MemoryStore:
                     [("metadata.name", "Required value: name or generateName is required")],
                 )
             meta["name"] = self._generate_name(base, bucket, meta.get("namespace", ""))
+        given_uid = str(meta.get("uid") or "") if keep_identity else ""
+        given_created = meta.get("creationTimestamp") if keep_identity else None
         for system in ("uid", "resourceVersion", "creationTimestamp", "deletionTimestamp"):
             meta.pop(system, None)
         meta.pop("deletionGracePeriodSeconds", None)
@@ -414,8 +424,16 @@ class MemoryStore:
         if (ns, name) in bucket:
             raise AlreadyExists.of(info.plural, info.group, name)
         meta = new["metadata"]
-        meta["uid"] = self._new_uid()
-        meta["creationTimestamp"] = self._timestamp()
+        if given_uid:
+            if given_uid in self._kept_uids:
+                raise Invalid.of(
+                    info.kind, info.group, name, [("metadata.uid", f'Duplicate value: "{given_uid}"')]
+                )
+            self._kept_uids.add(given_uid)
+        meta["uid"] = given_uid or self._new_uid()
+        meta["creationTimestamp"] = (
+            given_created if isinstance(given_created, str) and given_created else self._timestamp()
+        )
         return self._commit(ADDED, key, ns, name, new)
 
     def update(self, obj: Obj) -> Obj:

@@ -1,0 +1,1 @@
+"""The descheduler's built-in plugins, one module per strategy (as upstream's packages)."""
