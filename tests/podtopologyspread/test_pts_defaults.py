@@ -203,3 +203,48 @@ def test_count_index_follows_pod_changes_incrementally() -> None:
     t.add_pod(0, make_pod("b2").label(foo="").node("node-b").info())
     assert index.counts(t, "default", sel).tolist() == [1, 0]
     assert index.counts(t, "other", sel).tolist() == [1, 0]
+
+
+def test_count_index_on_a_large_table_counts_through_the_label_index_exactly() -> None:
+    import random
+
+    from berth.api.labels import parse_selector
+    from berth.scheduler.plugins.podtopologyspread.counts import INDEX_MIN_ROWS, count_matching
+
+    rng = random.Random(5)
+    size = INDEX_MIN_ROWS + 88
+    t: NodeTable = make_table([make_node(f"n{i}").obj() for i in range(size)])
+    index = CountIndex()
+    live: list[tuple[int, PodInfo]] = []
+
+    def add(k: int) -> None:
+        row = rng.randrange(size)
+        ns = rng.choice(["default", "other"])
+        pod = make_pod(f"p{k}").ns(ns).label(app=f"a{k % 7}", tier=rng.choice(["web", "db"])).info()
+        t.add_pod(row, pod)
+        live.append((row, pod))
+
+    def brute(ns: str, text: str) -> list[int]:
+        sel = parse_selector(text)
+        return [count_matching(pods, ns, sel) for pods in t.pods]
+
+    for k in range(400):
+        add(k)
+    queries = [
+        (ns, f"app=a{a},tier={tier}")
+        for ns in ("default", "other")
+        for a in range(7)
+        for tier in ("web", "db")
+    ]
+    for ns, text in queries[:10]:  # built from the index as the table stands
+        assert index.counts(t, ns, parse_selector(text)).tolist() == brute(ns, text)
+    for k in range(400, 700):  # the table changes: pods come and go
+        add(k)
+        if k % 3 == 0:
+            row, pod = live.pop(rng.randrange(len(live)))
+            t.remove_pod(row, pod)
+    for ns, text in queries:  # old matchers refreshed, new ones built from the caught-up index
+        assert index.counts(t, ns, parse_selector(text)).tolist() == brute(ns, text)
+    assert sum(index.counts(t, "default", parse_selector("app=a3")).tolist()) == sum(
+        brute("default", "app=a3")
+    )

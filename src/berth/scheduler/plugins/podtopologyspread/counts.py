@@ -84,25 +84,40 @@ class _Matcher:
 
 
 class _LabelIndex:
-    """Rows holding a pod with each (namespace, label key, value), as of one change-log position."""
+    """For each (namespace, label key, value), the rows that hold (or held) a pod with it: a superset of the
+    rows where a selector requiring that label can match, kept current from the table's change log (rows
+    are only ever added, so a row whose pod left stays a candidate and simply counts 0)."""
 
-    __slots__ = ("epoch", "log_position", "position", "rows")
+    __slots__ = ("epoch", "position", "rows")
 
-    def __init__(self, table: NodeTable, log_position: int) -> None:
-        rows: dict[tuple[str, str, str], list[int]] = {}
-        for r, pods in enumerate(table.pods):
-            for p in pods.values():
-                ns = p.namespace
-                for k, v in p.labels.items():
-                    got = rows.get((ns, k, v))
-                    if got is None:
-                        rows[(ns, k, v)] = [r]
-                    elif got[-1] != r:
-                        got.append(r)
-        self.rows = rows
+    def __init__(self, table: NodeTable) -> None:
+        self.rows: dict[tuple[str, str, str], set[int]] = {}
+        for r in range(table.size):
+            self._add_row(table, r)
         self.epoch = table.change_epoch
         self.position = len(table.change_log)
-        self.log_position = log_position
+
+    def _add_row(self, table: NodeTable, r: int) -> None:
+        rows = self.rows
+        for p in table.pods[r].values():
+            ns = p.namespace
+            for k, v in p.labels.items():
+                got = rows.get((ns, k, v))
+                if got is None:
+                    rows[(ns, k, v)] = {r}
+                else:
+                    got.add(r)
+
+    def catch_up(self, table: NodeTable) -> bool:
+        """Add the rows changed since the last look; False when the change log cannot tell (rebuild)."""
+        changed = table.rows_changed_since(self.epoch, self.position)
+        if changed is None:
+            return False
+        for r in set(changed):
+            self._add_row(table, r)
+        self.epoch = table.change_epoch
+        self.position = len(table.change_log)
+        return True
 
 
 class MatchCounts:
@@ -160,7 +175,7 @@ class MatchCounts:
 
     def _build(self, table: NodeTable, namespace: str, selector: Selector) -> _Matcher:
         """A matcher counted from scratch: through the label index when the selector requires a label
-        value and the table is large (then brought up to date like any matcher), else by a full scan."""
+        value and the table is large (only the rows that ever held such a pod), else by a full scan."""
         if selector.equalities and table.size >= INDEX_MIN_ROWS:
             index = self._fresh_index(table)
             key, value = selector.equalities[0]
@@ -168,9 +183,7 @@ class MatchCounts:
             pods = table.pods
             for r in index.rows.get((namespace, key, value), ()):
                 counts[r] = count_matching(pods[r], namespace, selector)
-            m = _Matcher(counts, index.epoch, index.position, index.log_position)
-            if self._refresh(table, m, namespace, selector):
-                return m
+            return _Matcher(counts, index.epoch, index.position, self._log.end)
         counts = np.fromiter(
             (count_matching(pods, namespace, selector) for pods in table.pods),
             dtype=np.int64,
@@ -179,14 +192,10 @@ class MatchCounts:
         return _Matcher(counts, table.change_epoch, len(table.change_log), self._log.end)
 
     def _fresh_index(self, table: NodeTable) -> _LabelIndex:
-        """The label index, rebuilt when too many rows changed since it was built."""
+        """The label index, brought up to date with the table."""
         index = self._index
-        if index is not None:
-            rows = table.rows_changed_since(index.epoch, index.position)
-            names = self._log.since(index.log_position)
-            if rows is not None and names is not None and len(rows) + len(names) <= max(64, table.size // 20):
-                return index
-        index = self._index = _LabelIndex(table, self._log.end)
+        if index is None or not index.catch_up(table):
+            index = self._index = _LabelIndex(table)
         return index
 
 
