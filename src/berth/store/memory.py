@@ -255,11 +255,16 @@ class MemoryStore:
         return nanos
 
     def _new_uid(self) -> str:
-        x = self._uid_rng.getrandbits(128)
-        x = (x & ~(0xF000 << 64)) | (0x4000 << 64)  # version 4
-        x = (x & ~(0xC000 << 48)) | (0x8000 << 48)  # RFC 4122 variant
-        h = f"{x:032x}"
-        return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+        """A random (seeded) version-4 uid that no object loaded with its own uid has: a snapshot that an
+        earlier run with the same seed wrote holds the uids this generator is about to produce."""
+        while True:
+            x = self._uid_rng.getrandbits(128)
+            x = (x & ~(0xF000 << 64)) | (0x4000 << 64)  # version 4
+            x = (x & ~(0xC000 << 48)) | (0x8000 << 48)  # RFC 4122 variant
+            h = f"{x:032x}"
+            uid = f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+            if uid not in self._kept_uids:
+                return uid
 
     def _generate_name(self, base: str, bucket: Mapping[tuple[str, str], Obj], ns: str) -> str:
         base = base[:_MAX_GENERATE_BASE]
