@@ -68,6 +68,7 @@ __all__ = [
     "PG_PHASE",
     "PG_RUNNING",
     "PG_SUCCEEDED",
+    "PMJ_COLUMNS",
     "POD_IP",
     "POD_NODE",
     "POD_NOMINATED_NODE",
@@ -737,7 +738,7 @@ RESERVATION_NODE = _crd_string("Node", "status", "nodeName")
 RESERVATION_TTL = _crd_string("TTL", "spec", "ttl")
 RESERVATION_EXPIRES = _crd_string("Expires", "spec", "expires")
 
-_PMJ_COLUMNS = (
+PMJ_COLUMNS = (
     NAME,
     _crd_string("Phase", "status", "phase", description="The phase of PodMigrationJob"),
     _crd_string("Status", "status", "status", description="The status of PodMigrationJob"),
@@ -855,7 +856,7 @@ _SERVER: dict[tuple[str, str], tuple[Column, ...]] = {
         RESERVATION_TTL,
         RESERVATION_EXPIRES,
     ),
-    (_KOORD, "PodMigrationJob"): _PMJ_COLUMNS,
+    (_KOORD, "PodMigrationJob"): PMJ_COLUMNS,
     (_X_K8S, "ElasticQuota"): (NAME, EQ_USED, EQ_MAX, EQ_AGE),
     (_X_K8S, "PodGroup"): (NAME, PG_PHASE, PG_MIN_MEMBER, PG_RUNNING, PG_SUCCEEDED, PG_FAILED, PG_AGE),
 }

@@ -25,8 +25,9 @@ __all__ = ["COMPONENT", "Eviction", "Limits", "Migrate", "PodEvictor", "ProfileE
 
 Obj = dict[str, Any]
 COMPONENT = "sigs.k8s.io/descheduler"
-Migrate = Callable[[Obj, str], None]
-"""Route an eviction through a PodMigrationJob: called with the pod and the eviction's reason."""
+Migrate = Callable[[Obj, str, str], "str | None"]
+"""Route an eviction through a PodMigrationJob: called with the pod, the plugin asking and the reason; returns
+None once the job exists, else why the pod cannot be migrated now (the eviction is then refused)."""
 Filter = Callable[[Obj], bool]
 
 
@@ -116,7 +117,9 @@ class PodEvictor:
         if (namespace, name) in self._evicted:
             return EvictOutcome.REFUSED
         if migrate is not None:
-            migrate(pod, reason or plugin)
+            why = migrate(pod, plugin, reason or plugin)
+            if why is not None:
+                return self._failed(pod, node, EvictOutcome.REFUSED, why)
         else:
             try:
                 self.store.evict(namespace, name, grace_period_seconds=self.grace_period_seconds)

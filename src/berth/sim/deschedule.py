@@ -23,6 +23,7 @@ from berth.controlplane.plane import ControlPlane, install_admission
 from berth.descheduler.cycle import Descheduler
 from berth.descheduler.evictor import COMPONENT, Eviction
 from berth.descheduler.policy import Policy
+from berth.descheduler.setup import migration_args, migration_factory
 from berth.scheduler.framework.config import SchedulerConfig
 from berth.store import MemoryStore
 from berth.store.events import EventRecorder
@@ -240,8 +241,11 @@ def plan_descheduling(
     store, clock = load_snapshot(objects, now=now, seed=seed)
     before_pods, _ = store.list(("", "Pod"))
     nodes, _ = store.list(("", "Node"))
-    descheduler = Descheduler(store, policy, recorder=EventRecorder(store, component=COMPONENT))
+    descheduler = Descheduler(
+        store, policy, recorder=EventRecorder(store, component=COMPONENT), migrate=migration_factory(store)
+    )
     result = descheduler.run_cycle(now.timestamp())
+    migration = migration_args(policy)
     added: list[Obj] = []
 
     def follow(ev: WatchEvent) -> None:
@@ -250,7 +254,7 @@ def plan_descheduling(
 
     unfollow = store.subscribe(follow)
     install_admission(store)
-    plane = ControlPlane(store, clock, config=config, seed=seed)
+    plane = ControlPlane(store, clock, config=config, seed=seed, migration=migration)
     plane.replay()
     evicted = {(e.namespace, e.name) for e in result.evictions}
     grace = max(
@@ -262,6 +266,9 @@ def plan_descheduling(
         default=0.0,
     )
     end = grace + SETTLE_SECONDS
+    if migration is not None and result.evictions:
+        # a migration reserves first: its eviction waits for the Reservation (bounded by the job's TTL)
+        end += migration.default_job_ttl
     while True:
         plane.run_until_idle()
         nxt = clock.peek()
@@ -341,9 +348,9 @@ def run_live_cycle(
         return plan_descheduling(read_cluster(store), policy, now=now, config=config, seed=seed)
     pods, _ = store.list(("", "Pod"))
     nodes, _ = store.list(("", "Node"))
-    result = Descheduler(store, policy, recorder=EventRecorder(store, component=COMPONENT)).run_cycle(
-        now.timestamp()
-    )
+    result = Descheduler(
+        store, policy, recorder=EventRecorder(store, component=COMPONENT), migrate=migration_factory(store)
+    ).run_cycle(now.timestamp())
     gone = {(e.namespace, e.name) for e in result.evictions}
     after = [p for p in pods if (p["metadata"].get("namespace"), p["metadata"].get("name")) not in gone]
     return plan_from_evictions(result.evictions, nodes, pods, after, {})

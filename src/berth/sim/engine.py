@@ -19,7 +19,9 @@ from berth.controlplane.plane import ControlPlane, install_admission
 from berth.descheduler.cycle import Descheduler
 from berth.descheduler.drain import DrainError, DrainResult, cordon, drain, uncordon
 from berth.descheduler.evictor import COMPONENT, Eviction
+from berth.descheduler.migration import MigrationController
 from berth.descheduler.policy import Policy
+from berth.descheduler.setup import migration_args, migration_factory
 from berth.scheduler.framework.config import SchedulerConfig
 from berth.scheduler.framework.registry import Registry
 from berth.sim.scenario import ObjectRef, Plan, Step, build_plan
@@ -68,8 +70,19 @@ class Simulation(ControlPlane):
         if interval <= 0:
             raise ValueError(f"descheduling interval must be positive, not {interval:g}s")
         self.descheduler = Descheduler(
-            self.store, policy, recorder=EventRecorder(self.store, component=COMPONENT)
+            self.store,
+            policy,
+            recorder=EventRecorder(self.store, component=COMPONENT),
+            migrate=migration_factory(self.store),
         )
+        args = migration_args(policy)
+        if args is not None:
+            self.migration = MigrationController(
+                self.store,
+                self.clock,
+                args,
+                recorder=EventRecorder(self.store, component="koord-descheduler"),
+            )
         self.descheduling_interval = interval
 
     def _deschedule(self) -> None:

@@ -83,6 +83,7 @@ TABLES: dict[str, Callable[[bool], Columns]] = {
     "Reservation": _views(
         [p.NAME, p.RESERVATION_PHASE, p.AGE, p.RESERVATION_NODE, p.RESERVATION_TTL, p.RESERVATION_EXPIRES]
     ),
+    "PodMigrationJob": _views(p.PMJ_COLUMNS),
     "Node": _views([p.NAME, p.NODE_STATUS, p.NODE_ROLES, p.AGE, p.NODE_VERSION], [p.NODE_TAINTS]),
     "Pod": _views(
         [p.NAMESPACE, p.NAME, p.POD_READY, p.POD_STATUS, p.POD_RESTARTS, p.AGE, p.POD_NODE],
