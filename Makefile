@@ -36,6 +36,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/preemption_async.py
 	$(BIN)/python benchmarks/quota_contention.py
 	$(BIN)/python benchmarks/scheduler_perf.py
+	$(BIN)/python benchmarks/descheduler_cycle.py
 	$(BIN)/python benchmarks/crash_journal.py
 	$(BIN)/python benchmarks/serve_crash.py
 	$(BIN)/python benchmarks/serve_load.py
