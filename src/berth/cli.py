@@ -112,6 +112,15 @@ SchedulerConfigOption = Annotated[
 ]
 UntilOption = Annotated[str | None, typer.Option(help="Virtual time to stop at (e.g. 30m).")]
 SeedOption = Annotated[int, typer.Option(help="Seed for tie-breaks and generated names.")]
+DeschedulerPolicyOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--descheduler-policy", help="Run this DeschedulerPolicy (descheduler/v1alpha2) periodically."
+    ),
+]
+DeschedulingIntervalOption = Annotated[
+    str, typer.Option("--descheduling-interval", help="Time between descheduling cycles.")
+]
 
 
 @app.command()
@@ -139,8 +148,9 @@ def simulate(
     from berth.sim.report import build_report
 
     sim, plan, until_s = _prepare_run(paths, scheduler_config, until, seed)
-    if descheduler_policy is not None:
-        _enable_descheduler(sim, descheduler_policy, descheduling_interval)
+    policy, every = _descheduler_options(descheduler_policy, descheduling_interval)
+    if policy is not None:
+        sim.enable_descheduler(policy, every)
     t0 = time.perf_counter()
     result = sim.run(plan, until_s)
     for msg in sim.step_errors:
@@ -158,8 +168,9 @@ def simulate(
         report.write_text(json.dumps(data, indent=2) + "\n")
 
 
-def _enable_descheduler(sim: Any, path: Path, interval: str) -> None:
-    """Attach the policy's descheduler to the simulation; exits 2 on a bad policy or interval."""
+def _descheduler_options(path: Path | None, interval: str) -> tuple[Any, float]:
+    """The policy (None without one) and the interval in seconds of ``--descheduler-policy`` /
+    ``--descheduling-interval``; exits 2 on a bad policy or interval."""
     from berth.descheduler.args import PolicyError
     from berth.descheduler.setup import read_policy
 
@@ -169,11 +180,13 @@ def _enable_descheduler(sim: Any, path: Path, interval: str) -> None:
         raise _invalid(f'--descheduling-interval: invalid duration "{interval}"') from None
     if every <= 0:
         raise _invalid(f'--descheduling-interval: must be positive, not "{interval}"')
+    if path is None:
+        return None, every
     try:
         policy = read_policy(str(path))
     except PolicyError as e:
         raise _invalid(str(e)) from None
-    sim.enable_descheduler(policy, every)
+    return policy, every
 
 
 class ExplainFormat(StrEnum):
@@ -525,6 +538,8 @@ def serve(
         Path | None, typer.Option(help="Serving certificate (default: one Berth makes).")
     ] = None,
     tls_private_key_file: Annotated[Path | None, typer.Option(help="Key of --tls-cert-file.")] = None,
+    descheduler_policy: DeschedulerPolicyOption = None,
+    descheduling_interval: DeschedulingIntervalOption = "5m",
 ) -> None:
     """Serve the Kubernetes API (for kubectl and client libraries) with the scheduler and controllers running."""
 
@@ -534,6 +549,7 @@ def serve(
     from berth.store.journal import JournalError
 
     host, port = _listen_address(listen)
+    policy, every = _descheduler_options(descheduler_policy, descheduling_interval)
     options = ServeOptions(
         data_dir,
         host,
@@ -543,6 +559,8 @@ def serve(
         config=_load_config(scheduler_config),
         tls_cert=tls_cert_file,
         tls_key=tls_private_key_file,
+        descheduler=policy,
+        descheduling_interval=every,
     )
 
     def ready(creds: ServerCredentials) -> None:

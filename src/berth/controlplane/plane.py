@@ -19,7 +19,12 @@ from berth.controllers.podgc import PodGCController
 from berth.controllers.podgroup import PodGroupController
 from berth.controllers.reservation import ReservationController
 from berth.controllers.workloads import WorkloadControllers
+from berth.descheduler.cycle import Descheduler
+from berth.descheduler.evictor import COMPONENT as DESCHEDULER
+from berth.descheduler.evictor import Eviction
 from berth.descheduler.migration import MigrationController, MigrationControllerArgs
+from berth.descheduler.policy import Policy
+from berth.descheduler.setup import migration_args, migration_factory
 from berth.scheduler.builtin import builtin_registry
 from berth.scheduler.framework.config import SchedulerConfig
 from berth.scheduler.framework.registry import Registry
@@ -39,6 +44,12 @@ def install_admission(store: MemoryStore) -> None:
     store.add_admission(pod_admission(store))
     store.add_admission(reservation_admission())
     create_system_priority_classes(store)
+
+
+DEFAULT_DESCHEDULING_INTERVAL = 300.0
+"""Seconds between descheduling cycles unless told otherwise (the descheduler's own default runs one cycle)."""
+DESCHEDULE_PRIORITY = 5
+"""Timers due at the same instant run first (lower priority values): scenario steps, then the descheduler."""
 
 
 class ControlPlane:
@@ -76,8 +87,43 @@ class ControlPlane:
         self.migration = MigrationController(
             store, clock, migration, recorder=EventRecorder(store, component="koord-descheduler")
         )
+        self.descheduler: Descheduler | None = None
+        self.descheduling_interval = DEFAULT_DESCHEDULING_INTERVAL
+        self.descheduled: list[tuple[float, Eviction]] = []
         self._pending: deque[WatchEvent] = deque()
         self._unsubscribe = store.subscribe(self._pending.append)
+
+    def enable_descheduler(self, policy: Policy, interval: float = 300.0) -> None:
+        """Run a descheduling cycle of `policy` every `interval` seconds of the clock (first at now +
+        interval), as the descheduler's ``--descheduling-interval``; a profile that migrates gets the
+        migration controller configured with its MigrationControllerArgs. Evictions land in `descheduled`."""
+        if interval <= 0:
+            raise ValueError(f"descheduling interval must be positive, not {interval:g}s")
+        self.descheduler = Descheduler(
+            self.store,
+            policy,
+            recorder=EventRecorder(self.store, component=DESCHEDULER),
+            migrate=migration_factory(self.store),
+        )
+        args = migration_args(policy)
+        if args is not None:
+            self.migration = MigrationController(
+                self.store,
+                self.clock,
+                args,
+                recorder=EventRecorder(self.store, component="koord-descheduler"),
+            )
+        self.descheduling_interval = interval
+        self.clock.call_at(self.clock.now() + interval, self._deschedule, DESCHEDULE_PRIORITY)
+
+    def _deschedule(self) -> None:
+        """One descheduling cycle now, then the next one `descheduling_interval` later."""
+        assert self.descheduler is not None
+        self.run_until_idle()
+        now = self.clock.now()
+        result = self.descheduler.run_cycle(self.store.unix_time())
+        self.descheduled.extend((now, e) for e in result.evictions)
+        self.clock.call_at(now + self.descheduling_interval, self._deschedule, DESCHEDULE_PRIORITY)
 
     def replay(self) -> None:
         """Tell every component about the objects already in the store (a store recovered from disk)."""

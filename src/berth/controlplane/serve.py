@@ -23,7 +23,8 @@ import uvicorn
 
 from berth.clock import RealClock
 from berth.controlplane.metrics import metrics_registry, render_metrics
-from berth.controlplane.plane import ControlPlane, install_admission
+from berth.controlplane.plane import DEFAULT_DESCHEDULING_INTERVAL, ControlPlane, install_admission
+from berth.descheduler.policy import Policy
 from berth.scheduler.framework.config import SchedulerConfig
 from berth.server.app import ApiServer
 from berth.server.credentials import ServerCredentials
@@ -49,6 +50,8 @@ class ServeOptions:
     config: SchedulerConfig | None = None
     tls_cert: Path | None = None
     tls_key: Path | None = None
+    descheduler: Policy | None = None
+    descheduling_interval: float = DEFAULT_DESCHEDULING_INTERVAL
 
 
 class _Server(uvicorn.Server):
@@ -121,6 +124,8 @@ async def serve(options: ServeOptions, *, ready: Any = None) -> None:
         if not options.api_only:
             plane = ControlPlane(store, clock, config=options.config, kubelet=options.kubelet)
             plane.replay()
+            if options.descheduler is not None:
+                plane.enable_descheduler(options.descheduler, options.descheduling_interval)
         registry = metrics_registry(plane) if plane is not None else None
         api = ApiServer(
             store,

@@ -16,21 +16,13 @@ from berth.api.kinds import lookup_kind
 from berth.api.manifest import Manifest
 from berth.clock import SimClock
 from berth.controlplane.plane import ControlPlane, install_admission
-from berth.descheduler.cycle import Descheduler
 from berth.descheduler.drain import DrainError, DrainResult, cordon, drain, uncordon
-from berth.descheduler.evictor import COMPONENT, Eviction
-from berth.descheduler.migration import MigrationController
-from berth.descheduler.policy import Policy
-from berth.descheduler.setup import migration_args, migration_factory
 from berth.scheduler.framework.config import SchedulerConfig
 from berth.scheduler.framework.registry import Registry
 from berth.sim.scenario import ObjectRef, Plan, Step, build_plan
 from berth.store import MemoryStore
-from berth.store.events import EventRecorder
 
 DEFAULT_TAIL = 600.0
-DEFAULT_DESCHEDULING_INTERVAL = 300.0
-"""The descheduler's own default would be one cycle only; Berth's simulations run one every 5 minutes."""
 
 
 @dataclass(slots=True)
@@ -60,38 +52,6 @@ class Simulation(ControlPlane):
         self.drains: list[DrainResult] = []
         self.step_errors: list[str] = []
         self.on_step: Callable[[Step], None] | None = None
-        self.descheduler: Descheduler | None = None
-        self.descheduling_interval = DEFAULT_DESCHEDULING_INTERVAL
-        self.descheduled: list[tuple[float, Eviction]] = []
-
-    def enable_descheduler(self, policy: Policy, interval: float = 300.0) -> None:
-        """Run a descheduling cycle of `policy` every `interval` seconds of virtual time (at interval,
-        2 x interval, ... until the run ends), as the descheduler's ``--descheduling-interval``."""
-        if interval <= 0:
-            raise ValueError(f"descheduling interval must be positive, not {interval:g}s")
-        self.descheduler = Descheduler(
-            self.store,
-            policy,
-            recorder=EventRecorder(self.store, component=COMPONENT),
-            migrate=migration_factory(self.store),
-        )
-        args = migration_args(policy)
-        if args is not None:
-            self.migration = MigrationController(
-                self.store,
-                self.clock,
-                args,
-                recorder=EventRecorder(self.store, component="koord-descheduler"),
-            )
-        self.descheduling_interval = interval
-
-    def _deschedule(self) -> None:
-        """One descheduling cycle now."""
-        assert self.descheduler is not None
-        self.run_until_idle()
-        result = self.descheduler.run_cycle(self.store.unix_time())
-        now = self.clock.now()
-        self.descheduled.extend((now, e) for e in result.evictions)
 
     # ----- applying steps ------------------------------------------------------------------
     def apply_step(self, step: Step) -> None:
@@ -185,11 +145,6 @@ class Simulation(ControlPlane):
             end = plan.last_step_at + DEFAULT_TAIL
         for step in plan.steps:
             self.clock.call_at(step.at, _bound(self.apply_step, step), -1)
-        if self.descheduler is not None:
-            at = self.descheduling_interval
-            while at <= end:
-                self.clock.call_at(at, self._deschedule, 5)
-                at += self.descheduling_interval
         t0 = time.perf_counter()
         self.advance(end)
         wall = time.perf_counter() - t0
