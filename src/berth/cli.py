@@ -153,7 +153,7 @@ def simulate(
         sim.enable_descheduler(policy, every)
     t0 = time.perf_counter()
     result = sim.run(plan, until_s)
-    for msg in sim.step_errors:
+    for msg in [*sim.step_errors, *sim.descheduling_errors]:
         typer.echo(msg, err=True)
     objects = sim.objects()
     if output is OutputFormat.json:
@@ -463,7 +463,7 @@ def deschedule(
     if paths:
         try:
             manifests = load_manifests([str(p) for p in paths])
-        except ManifestError as e:
+        except (ManifestError, InvalidObjectError) as e:
             raise _invalid(str(e)) from None
         objects = [m.obj for m in manifests]
         for m in manifests:

@@ -90,13 +90,15 @@ class ControlPlane:
         self.descheduler: Descheduler | None = None
         self.descheduling_interval = DEFAULT_DESCHEDULING_INTERVAL
         self.descheduled: list[tuple[float, Eviction]] = []
+        self.descheduling_errors: list[str] = []
         self._pending: deque[WatchEvent] = deque()
         self._unsubscribe = store.subscribe(self._pending.append)
 
     def enable_descheduler(self, policy: Policy, interval: float = 300.0) -> None:
         """Run a descheduling cycle of `policy` every `interval` seconds of the clock (first at now +
         interval), as the descheduler's ``--descheduling-interval``; a profile that migrates gets the
-        migration controller configured with its MigrationControllerArgs. Evictions land in `descheduled`."""
+        migration controller configured with its MigrationControllerArgs. Evictions land in `descheduled`;
+        a profile that cannot be built in a cycle is skipped there, its error in `descheduling_errors`."""
         if interval <= 0:
             raise ValueError(f"descheduling interval must be positive, not {interval:g}s")
         self.descheduler = Descheduler(
@@ -104,6 +106,7 @@ class ControlPlane:
             policy,
             recorder=EventRecorder(self.store, component=DESCHEDULER),
             migrate=migration_factory(self.store),
+            skip_unbuildable=True,
         )
         args = migration_args(policy)
         if args is not None:
@@ -123,6 +126,7 @@ class ControlPlane:
         now = self.clock.now()
         result = self.descheduler.run_cycle(self.store.unix_time())
         self.descheduled.extend((now, e) for e in result.evictions)
+        self.descheduling_errors.extend(f"at {now:g}s: {e}" for e in result.errors)
         self.clock.call_at(now + self.descheduling_interval, self._deschedule, DESCHEDULE_PRIORITY)
 
     def replay(self) -> None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from berth.api.contracts import Recorder, Store
+from berth.descheduler.args import PolicyError
 from berth.descheduler.evictor import Eviction, Migrate, PodEvictor, ProfileEvictor
 from berth.descheduler.framework import (
     BALANCE,
@@ -41,11 +42,13 @@ MigrateFactory = Callable[[str, Any], Migrate]
 
 @dataclass(frozen=True)
 class CycleResult:
-    """What one cycle did: the evictions, in order, and the view it worked on."""
+    """What one cycle did: the evictions, in order, the view it worked on, why it did nothing (`skipped`)
+    and the profiles it could not build (`errors`, when the descheduler skips them)."""
 
     evictions: tuple[Eviction, ...]
     view: ClusterView
     skipped: str = ""
+    errors: tuple[str, ...] = ()
 
 
 @dataclass
@@ -66,13 +69,18 @@ class Descheduler:
         recorder: Recorder | None = None,
         plugins: Mapping[str, PluginSpec] | None = None,
         migrate: MigrateFactory | None = None,
+        skip_unbuildable: bool = False,
     ) -> None:
-        """`recorder` gets the Descheduled events; `migrate` serves profiles with an ``evict`` plugin."""
+        """`recorder` gets the Descheduled events; `migrate` serves profiles with an ``evict`` plugin. A
+        profile that cannot be built against the cluster (a ``priorityThreshold.name`` naming no
+        PriorityClass) raises PolicyError, or with `skip_unbuildable` is left out of that cycle, as the
+        running descheduler does ("unable to create a profile")."""
         self.store = store
         self.policy = policy
         self.recorder = recorder
         self.plugins = plugins if plugins is not None else builtin_plugins()
         self.migrate = migrate
+        self.skip_unbuildable = skip_unbuildable
 
     def run_cycle(self, now: float) -> CycleResult:
         """Run every profile once over the cluster as it is; `now` is Unix seconds."""
@@ -88,7 +96,16 @@ class Descheduler:
             grace_period_seconds=self.policy.grace_period_seconds,
             notify_failures=self.policy.eviction_failure_event_notification,
         )
-        profiles = [self._build(config, view, pod_evictor) for config in self.policy.profiles]
+        profiles: list[_Profile] = []
+        errors: list[str] = []
+        prefix = f"{self.policy.source}: " if self.policy.source else ""
+        for config in self.policy.profiles:
+            try:
+                profiles.append(self._build(config, view, pod_evictor))
+            except PolicyError as e:
+                if not self.skip_unbuildable:
+                    raise PolicyError(f"{prefix}{e}") from None
+                errors.append(f"{prefix}unable to create a profile: {e}")
         nodes = view.nodes
         for profile in profiles:
             for plugin in profile.deschedule:
@@ -96,7 +113,7 @@ class Descheduler:
         for profile in profiles:
             for bplugin in profile.balance:
                 bplugin.balance(nodes)
-        return CycleResult(tuple(pod_evictor.evictions), view)
+        return CycleResult(tuple(pod_evictor.evictions), view, errors=tuple(errors))
 
     def _build(self, config: ProfileConfig, view: ClusterView, pod_evictor: PodEvictor) -> _Profile:
         migrate: Migrate | None = None

@@ -205,7 +205,7 @@ def _profile(
 
 
 def _suggest(name: str, plugins: Mapping[str, Any], extra: Mapping[str, Any]) -> str:
-    near = difflib.get_close_matches(name, [*plugins, *extra], n=1)
+    near = difflib.get_close_matches(name, [n for n in (*plugins, *extra) if n != name], n=1)
     return f' (did you mean "{near[0]}"?)' if near else ""
 
 

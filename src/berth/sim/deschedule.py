@@ -245,6 +245,8 @@ def plan_descheduling(
         store, policy, recorder=EventRecorder(store, component=COMPONENT), migrate=migration_factory(store)
     )
     result = descheduler.run_cycle(now.timestamp())
+    if not result.evictions:
+        return plan_from_evictions((), nodes, before_pods, before_pods, {})
     migration = migration_args(policy)
     added: list[Obj] = []
 
@@ -277,8 +279,8 @@ def plan_descheduling(
         clock.step()
     plane.close()
     unfollow()
-    after_pods, _ = store.list(("", "Pod"))
-    current = {(p["metadata"]["namespace"], p["metadata"]["name"]): p for p in after_pods}
+    final_pods, _ = store.list(("", "Pod"))
+    current = {(p["metadata"]["namespace"], p["metadata"]["name"]): p for p in final_pods}
     by_owner: dict[str, list[Obj]] = {}
     for pod in added:
         uid = _controller_uid(pod)
@@ -286,6 +288,7 @@ def plan_descheduling(
             by_owner.setdefault(uid, []).append(pod)
     originals = {(p["metadata"]["namespace"], p["metadata"]["name"]): p for p in before_pods}
     replacements: dict[tuple[str, str], tuple[str, str, str | None] | None] = {}
+    placed: list[Obj] = []
     for e in result.evictions:
         uid = _controller_uid(originals[(e.namespace, e.name)])
         queue = by_owner.get(uid or "", [])
@@ -295,9 +298,13 @@ def plan_descheduling(
         new = queue.pop(0)
         key = (str(new["metadata"]["namespace"]), str(new["metadata"]["name"]))
         final = current.get(key, new)
+        placed.append(final)
         node = (final.get("spec") or {}).get("nodeName")
         replacements[(e.namespace, e.name)] = (key[0], key[1], str(node) if node else None)
-    return plan_from_evictions(result.evictions, nodes, before_pods, after_pods, replacements)
+    # after: the cluster as it was, without the evicted pods, with their replacements where they landed
+    # (whatever else the controllers and the scheduler did meanwhile is not the cycle's doing)
+    after = [p for p in before_pods if (p["metadata"]["namespace"], p["metadata"]["name"]) not in evicted]
+    return plan_from_evictions(result.evictions, nodes, before_pods, [*after, *placed], replacements)
 
 
 def _grace(pod: Obj, policy_grace: int | None) -> float:

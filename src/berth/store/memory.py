@@ -384,8 +384,8 @@ class MemoryStore:
         and generation 1 (when there is a spec). Raises AlreadyExists, Invalid, NotFound (unknown kind) or
         whatever an admission hook raises; on error nothing is written.
 
-        `keep_identity` keeps a given ``metadata.uid`` and ``creationTimestamp`` (objects loaded as the
-        cluster was: a snapshot, a scenario's initial objects); a uid given twice is Invalid.
+        `keep_identity` keeps a given ``metadata.uid``, ``creationTimestamp`` and deletion fields (objects loaded
+        as the cluster was: a snapshot, a scenario's initial objects); a uid given twice is Invalid.
         """
         if not isinstance(obj, Mapping):
             raise BadRequest("the object to create must be a JSON object")
@@ -415,6 +415,11 @@ class MemoryStore:
             meta["name"] = self._generate_name(base, bucket, meta.get("namespace", ""))
         given_uid = str(meta.get("uid") or "") if keep_identity else ""
         given_created = meta.get("creationTimestamp") if keep_identity else None
+        given_deletion = (
+            (meta.get("deletionTimestamp"), meta.get("deletionGracePeriodSeconds"))
+            if keep_identity
+            else (None, None)
+        )
         for system in ("uid", "resourceVersion", "creationTimestamp", "deletionTimestamp"):
             meta.pop(system, None)
         meta.pop("deletionGracePeriodSeconds", None)
@@ -436,6 +441,11 @@ class MemoryStore:
                 )
             self._kept_uids.add(given_uid)
         meta["uid"] = given_uid or self._new_uid()
+        if isinstance(given_deletion[0], str) and given_deletion[0]:
+            # a terminating object, as it was read: it stays terminating
+            meta["deletionTimestamp"] = given_deletion[0]
+            if given_deletion[1] is not None:
+                meta["deletionGracePeriodSeconds"] = given_deletion[1]
         meta["creationTimestamp"] = (
             given_created if isinstance(given_created, str) and given_created else self._timestamp()
         )
