@@ -22,6 +22,7 @@ __all__ = [
     "node_allocatable",
     "pod_nonzero_requests",
     "pod_requests",
+    "pod_requests_and_nonzero",
 ]
 
 DEFAULT_MILLI_CPU_REQUEST = 100
@@ -55,17 +56,25 @@ def _resource_list(
     return {k: _nano(obj, kind, f"{path}.{k}", v) for k, v in rl.items()}
 
 
-def _container_requests(pod: Mapping[str, Any], path: str, c: Mapping[str, Any]) -> dict[str, int]:
-    """Requests of one container, defaulting missing requests to limits (API defaulting)."""
+def _container_requests(pod: Mapping[str, Any], field: str, i: int, c: Mapping[str, Any]) -> dict[str, int]:
+    """Requests of one container, defaulting missing requests to limits (API defaulting); a bad quantity is
+    reported with its path (built only then: this runs for every pod the scheduler sees)."""
     res = c.get("resources")
     if not res:
         return {}
-    out = _resource_list(pod, "Pod", f"{path}.resources.requests", res.get("requests"))
+    requests = res.get("requests")
     limits = res.get("limits")
-    if limits:
-        for k, v in limits.items():
-            if k not in out:
-                out[k] = _nano(pod, "Pod", f"{path}.resources.limits.{k}", v)
+    try:
+        out = {k: nano_value(v) for k, v in requests.items()} if requests else {}
+        if limits:
+            for k, v in limits.items():
+                if k not in out:
+                    out[k] = nano_value(v)
+    except (QuantityError, TypeError, AttributeError):
+        path = f"{field}[{i}].resources"
+        _resource_list(pod, "Pod", f"{path}.requests", requests)
+        _resource_list(pod, "Pod", f"{path}.limits", limits)
+        raise
     return out
 
 
@@ -74,26 +83,44 @@ def _add(into: dict[str, int], other: Mapping[str, int]) -> None:
         into[k] = into.get(k, 0) + v
 
 
-def _aggregate(pod: Mapping[str, Any], nonzero: bool) -> dict[str, int]:
-    """PodRequests in nano-units; *nonzero* applies the scheduler's missing cpu/memory defaults."""
+def _with_defaults(reqs: dict[str, int], nonzero: bool) -> dict[str, int]:
+    """A copy of one container's requests, with the scheduler's missing cpu/memory defaults if `nonzero`."""
+    out = dict(reqs)
+    if nonzero:
+        out.setdefault("cpu", _DEFAULT_CPU_NANO)
+        out.setdefault("memory", _DEFAULT_MEM_NANO)
+    return out
+
+
+_Parsed = tuple[list[dict[str, int]], list[tuple[dict[str, int], bool]], dict[str, int] | None]
+
+
+def _parse(pod: Mapping[str, Any]) -> _Parsed:
+    """Each container's and init container's requests (init: with whether it is a sidecar) and the overhead."""
     spec = pod.get("spec") or {}
+    containers = [
+        _container_requests(pod, "spec.containers", i, c) for i, c in enumerate(spec.get("containers") or ())
+    ]
+    inits = [
+        (_container_requests(pod, "spec.initContainers", i, c), c.get("restartPolicy") == "Always")
+        for i, c in enumerate(spec.get("initContainers") or ())
+    ]
+    overhead = spec.get("overhead")
+    return containers, inits, _resource_list(pod, "Pod", "spec.overhead", overhead) if overhead else None
+
+
+def _aggregate(parsed: _Parsed, nonzero: bool) -> dict[str, int]:
+    """PodRequests in nano-units; *nonzero* applies the scheduler's missing cpu/memory defaults."""
+    containers, inits, overhead = parsed
     total: dict[str, int] = {}
-    for i, c in enumerate(spec.get("containers") or ()):
-        reqs = _container_requests(pod, f"spec.containers[{i}]", c)
-        if nonzero:
-            reqs.setdefault("cpu", _DEFAULT_CPU_NANO)
-            reqs.setdefault("memory", _DEFAULT_MEM_NANO)
-        _add(total, reqs)
-    inits = spec.get("initContainers")
+    for c in containers:
+        _add(total, _with_defaults(c, nonzero) if nonzero else c)
     if inits:
         sidecars: dict[str, int] = {}
         peak: dict[str, int] = {}
-        for i, c in enumerate(inits):
-            reqs = _container_requests(pod, f"spec.initContainers[{i}]", c)
-            if nonzero:
-                reqs.setdefault("cpu", _DEFAULT_CPU_NANO)
-                reqs.setdefault("memory", _DEFAULT_MEM_NANO)
-            if c.get("restartPolicy") == "Always":
+        for c, sidecar in inits:
+            reqs = _with_defaults(c, nonzero)
+            if sidecar:
                 _add(total, reqs)
                 _add(sidecars, reqs)
                 use: Mapping[str, int] = sidecars
@@ -106,9 +133,8 @@ def _aggregate(pod: Mapping[str, Any], nonzero: bool) -> dict[str, int]:
         for k, v in peak.items():
             if k not in total or v > total[k]:
                 total[k] = v
-    overhead = spec.get("overhead")
     if overhead:
-        _add(total, _resource_list(pod, "Pod", "spec.overhead", overhead))
+        _add(total, overhead)
     return total
 
 
@@ -124,8 +150,12 @@ def pod_requests(pod: Mapping[str, Any]) -> dict[str, int]:
 
     Raises InvalidObjectError naming the field path of a bad quantity.
     """
+    return _amounts(_aggregate(_parse(pod), False))
+
+
+def _amounts(total: Mapping[str, int]) -> dict[str, int]:
     out = {}
-    for k, v in _aggregate(pod, False).items():
+    for k, v in total.items():
         amount = _to_amount(k, v)
         if amount:
             out[k] = amount
@@ -134,8 +164,17 @@ def pod_requests(pod: Mapping[str, Any]) -> dict[str, int]:
 
 def pod_nonzero_requests(pod: Mapping[str, Any]) -> tuple[int, int]:
     """(milli cpu, memory bytes) for scoring: a missing cpu/memory request counts as 100m / 200Mi."""
-    total = _aggregate(pod, True)
+    return _nonzero(_aggregate(_parse(pod), True))
+
+
+def _nonzero(total: Mapping[str, int]) -> tuple[int, int]:
     return _to_amount("cpu", total.get("cpu", 0)), _to_amount("memory", total.get("memory", 0))
+
+
+def pod_requests_and_nonzero(pod: Mapping[str, Any]) -> tuple[dict[str, int], tuple[int, int]]:
+    """`pod_requests` and `pod_nonzero_requests` at once (the containers are read once)."""
+    parsed = _parse(pod)
+    return _amounts(_aggregate(parsed, False)), _nonzero(_aggregate(parsed, True))
 
 
 def node_allocatable(node: Mapping[str, Any]) -> dict[str, int]:

@@ -11,7 +11,7 @@ from berth.api.nodeselector import (
     compile_preferred_terms,
     required_node_affinity,
 )
-from berth.api.resources import container_ports, pod_nonzero_requests, pod_requests
+from berth.api.resources import container_ports, pod_requests_and_nonzero
 from berth.api.taints import Toleration, parse_tolerations
 
 DEFAULT_SCHEDULER = "default-scheduler"
@@ -58,8 +58,8 @@ class PodInfo:
         self.labels: Mapping[str, str] = meta.get("labels") or {}
         priority = spec.get("priority")
         self.priority: int = int(priority) if priority is not None else 0
-        self.requests: dict[str, int] = pod_requests(obj)
-        self.nonzero_cpu, self.nonzero_memory = pod_nonzero_requests(obj)
+        self.requests: dict[str, int]
+        self.requests, (self.nonzero_cpu, self.nonzero_memory) = pod_requests_and_nonzero(obj)
         self.tolerations: tuple[Toleration, ...] = parse_tolerations(spec.get("tolerations"))
         self.required_node_affinity: RequiredNodeAffinity = required_node_affinity(obj)
         affinity = spec.get("affinity") or {}
