@@ -164,17 +164,22 @@ class _Requests:
         return got[1]
 
 
+def _account(out: dict[str, dict[str, int]], pod: Obj, sign: int, requests: _Requests) -> None:
+    """Add (sign 1) or take away (-1) a pod's requests on its node, if it holds resources there."""
+    node = (pod.get("spec") or {}).get("nodeName")
+    if not node or (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+        return
+    row = out.setdefault(str(node), {})
+    row["pods"] = row.get("pods", 0) + sign
+    for r, v in requests(pod).items():
+        row[r] = row.get(r, 0) + sign * v
+
+
 def _requested(pods: Iterable[Obj], requests: _Requests) -> dict[str, dict[str, int]]:
     """Requests summed per node over the pods that hold resources (assigned, not finished)."""
     out: dict[str, dict[str, int]] = {}
     for p in pods:
-        node = (p.get("spec") or {}).get("nodeName")
-        if not node or (p.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
-            continue
-        row = out.setdefault(str(node), {})
-        row["pods"] = row.get("pods", 0) + 1
-        for r, v in requests(p).items():
-            row[r] = row.get(r, 0) + v
+        _account(out, p, 1, requests)
     return out
 
 
@@ -201,25 +206,43 @@ def plan_from_evictions(
     evictions: Sequence[Eviction],
     nodes: Sequence[Obj],
     before_pods: Sequence[Obj],
-    after_pods: Sequence[Obj],
     replacements: Mapping[tuple[str, str], tuple[str, str, str | None] | None],
+    placed: Sequence[Obj] = (),
 ) -> DeschedulingPlan:
-    """Assemble the plan from a cycle's evictions and the pods before and after it."""
+    """Assemble the plan from a cycle's evictions: utilisation before (`before_pods`) and after (the same
+    without the evicted pods, with the `placed` replacements)."""
     requests = _Requests()
-    resources = _resources([*before_pods, *after_pods], requests)
-    before = node_usage(nodes, before_pods, resources, requests)
-    after = node_usage(nodes, after_pods, resources, requests)
+    evicted = {(e.namespace, e.name) for e in evictions}
+    removed = [
+        p for p in before_pods if (p["metadata"].get("namespace"), p["metadata"].get("name")) in evicted
+    ]
+    resources = _resources([*before_pods, *placed], requests)
+    before_sums = _requested(before_pods, requests)
+    after_sums = {node: dict(row) for node, row in before_sums.items()}
+    for pod, sign in [*((p, -1) for p in removed), *((p, 1) for p in placed)]:
+        _account(after_sums, pod, sign, requests)
     planned = tuple(
         PlannedEviction(e.namespace, e.name, e.node, e.plugin, replacements.get((e.namespace, e.name)))
         for e in evictions
     )
-    usage = tuple(
-        NodeUsage(
-            str(n["metadata"]["name"]), before[str(n["metadata"]["name"])], after[str(n["metadata"]["name"])]
+    usage = []
+    for n in sorted(nodes, key=lambda n: str(n["metadata"]["name"])):
+        name = str(n["metadata"]["name"])
+        alloc = node_allocatable(n)
+        usage.append(
+            NodeUsage(
+                name,
+                _fractions(before_sums.get(name, {}), alloc, resources),
+                _fractions(after_sums.get(name, {}), alloc, resources),
+            )
         )
-        for n in sorted(nodes, key=lambda n: str(n["metadata"]["name"]))
-    )
-    return DeschedulingPlan(planned, usage, resources)
+    return DeschedulingPlan(planned, tuple(usage), resources)
+
+
+def _fractions(
+    used: Mapping[str, int], alloc: Mapping[str, int], resources: Sequence[str]
+) -> dict[str, float]:
+    return {r: (round(used.get(r, 0) / alloc[r], 6) if alloc.get(r) else 0.0) for r in resources}
 
 
 def _controller_uid(pod: Mapping[str, Any]) -> str | None:
@@ -246,7 +269,7 @@ def plan_descheduling(
     )
     result = descheduler.run_cycle(now.timestamp())
     if not result.evictions:
-        return plan_from_evictions((), nodes, before_pods, before_pods, {})
+        return plan_from_evictions((), nodes, before_pods, {})
     migration = migration_args(policy)
     added: list[Obj] = []
 
@@ -303,8 +326,7 @@ def plan_descheduling(
         replacements[(e.namespace, e.name)] = (key[0], key[1], str(node) if node else None)
     # after: the cluster as it was, without the evicted pods, with their replacements where they landed
     # (whatever else the controllers and the scheduler did meanwhile is not the cycle's doing)
-    after = [p for p in before_pods if (p["metadata"]["namespace"], p["metadata"]["name"]) not in evicted]
-    return plan_from_evictions(result.evictions, nodes, before_pods, [*after, *placed], replacements)
+    return plan_from_evictions(result.evictions, nodes, before_pods, replacements, placed)
 
 
 def _grace(pod: Obj, policy_grace: int | None) -> float:
@@ -358,6 +380,4 @@ def run_live_cycle(
     result = Descheduler(
         store, policy, recorder=EventRecorder(store, component=COMPONENT), migrate=migration_factory(store)
     ).run_cycle(now.timestamp())
-    gone = {(e.namespace, e.name) for e in result.evictions}
-    after = [p for p in pods if (p["metadata"].get("namespace"), p["metadata"].get("name")) not in gone]
-    return plan_from_evictions(result.evictions, nodes, pods, after, {})
+    return plan_from_evictions(result.evictions, nodes, pods, {})
