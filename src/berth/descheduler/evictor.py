@@ -3,7 +3,8 @@
 As upstream's ``PodEvictor.EvictPod``: the total limit is checked first, then the pod's node's, then its
 namespace's; a pod within the limits is evicted through the eviction API (``Store.evict``, so
 PodDisruptionBudgets and Berth's disruption rate limit apply) with the policy's ``gracePeriodSeconds``. A
-refusal (429 TooManyRequests, or NotFound for a pod already gone) skips the pod and counts nothing. Each
+refusal (429 TooManyRequests, NotFound for a pod already gone, any other API error) skips the pod and counts
+nothing. Each
 eviction records a Normal Event on the pod: reason = the eviction's reason, else the plugin's name; action
 ``Descheduled``; message ``pod eviction from NODE node by sigs.k8s.io/descheduler``.
 
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from berth.api.contracts import Recorder, Store
-from berth.api.errors import NotFound, TooManyRequests
+from berth.api.errors import StatusError
 from berth.descheduler.framework import EvictOutcome
 
 __all__ = ["COMPONENT", "Eviction", "Limits", "Migrate", "PodEvictor", "ProfileEvictor"]
@@ -123,7 +124,9 @@ class PodEvictor:
         else:
             try:
                 self.store.evict(namespace, name, grace_period_seconds=self.grace_period_seconds)
-            except (TooManyRequests, NotFound) as e:
+            except StatusError as e:
+                # 429 (a budget, the rate limit), a pod already gone, or any other refusal (a pod under two
+                # budgets: 500): upstream logs "Error evicting pod" and goes on with the next pod
                 return self._failed(pod, node, EvictOutcome.REFUSED, str(e))
         self._evicted.add((namespace, name))
         if node:

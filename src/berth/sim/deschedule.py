@@ -1,10 +1,12 @@
 """A descheduling cycle on a copy of a cluster, with the re-placing dry run (descheduler#1584).
 
 `load_snapshot` puts a cluster's objects, as they were read (uids, creationTimestamps and status kept), into
-an embedded store whose time is the snapshot's "now". `plan_descheduling` runs one cycle of the policy there,
-evicting on the copy, then lets the controllers recreate what they own and the scheduler place it, on a
-virtual clock until every evicted pod's grace period has passed, and reports each move with the utilisation
-before and after as a `DeschedulingPlan` (``berth.dev/v1alpha1``).
+an embedded store whose time is the snapshot's "now". `plan_descheduling` starts the control plane on it
+(which first does what a running cluster does at that instant: the controllers' first syncs, the scheduler's
+pending pods), runs one cycle of the policy there, evicting on the copy, then lets the controllers recreate
+what they own and the scheduler place it, on a virtual clock until every evicted pod's grace period has
+passed, and reports each move with the utilisation before and after as a `DeschedulingPlan`
+(``berth.dev/v1alpha1``).
 """
 
 from __future__ import annotations
@@ -262,6 +264,14 @@ def plan_descheduling(
 ) -> DeschedulingPlan:
     """Run one cycle of `policy` on a copy of `objects` at `now` and re-place what it evicts."""
     store, clock = load_snapshot(objects, now=now, seed=seed)
+    migration = migration_args(policy)
+    install_admission(store)
+    plane = ControlPlane(store, clock, config=config, seed=seed, migration=migration)
+    plane.replay()
+    # the control plane catches up with the snapshot first (what a running cluster does at that instant: its
+    # controllers' first syncs are due now), so the cycle's evictions reach it in eviction order, as they
+    # would reach a running one
+    _run(plane, clock, 0.0)
     before_pods, _ = store.list(("", "Pod"))
     nodes, _ = store.list(("", "Node"))
     descheduler = Descheduler(
@@ -269,8 +279,8 @@ def plan_descheduling(
     )
     result = descheduler.run_cycle(now.timestamp())
     if not result.evictions:
+        plane.close()
         return plan_from_evictions((), nodes, before_pods, {})
-    migration = migration_args(policy)
     added: list[Obj] = []
 
     def follow(ev: WatchEvent) -> None:
@@ -278,9 +288,6 @@ def plan_descheduling(
             added.append(ev.object)
 
     unfollow = store.subscribe(follow)
-    install_admission(store)
-    plane = ControlPlane(store, clock, config=config, seed=seed, migration=migration)
-    plane.replay()
     evicted = {(e.namespace, e.name) for e in result.evictions}
     grace = max(
         (
@@ -294,12 +301,7 @@ def plan_descheduling(
     if migration is not None and result.evictions:
         # a migration reserves first: its eviction waits for the Reservation (bounded by the job's TTL)
         end += migration.default_job_ttl
-    while True:
-        plane.run_until_idle()
-        nxt = clock.peek()
-        if nxt is None or nxt > end:
-            break
-        clock.step()
+    _run(plane, clock, end)
     plane.close()
     unfollow()
     final_pods, _ = store.list(("", "Pod"))
@@ -327,6 +329,16 @@ def plan_descheduling(
     # after: the cluster as it was, without the evicted pods, with their replacements where they landed
     # (whatever else the controllers and the scheduler did meanwhile is not the cycle's doing)
     return plan_from_evictions(result.evictions, nodes, before_pods, replacements, placed)
+
+
+def _run(plane: ControlPlane, clock: SimClock, until: float) -> None:
+    """Run the control plane and every timer due by virtual time `until`."""
+    while True:
+        plane.run_until_idle()
+        nxt = clock.peek()
+        if nxt is None or nxt > until:
+            return
+        clock.step()
 
 
 def _grace(pod: Obj, policy_grace: int | None) -> float:
