@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from harness import new_store, run_plugin
+from harness import args_error, new_store, run_plugin
 
 from berth.api.timestamps import format_time, unix_seconds
 from berth.descheduler.args import ArgsReader, PolicyError
@@ -1093,12 +1093,7 @@ _W = "DefaultEvictor.args"
     ],
 )
 def test_validate(args: dict[str, Any], message: str | None) -> None:
-    if message is None:
-        read(args)
-        return
-    with pytest.raises(PolicyError) as err:
-        read(args)
-    assert str(err.value) == message
+    assert args_error(read, args) == message
 
 
 def test_defaults() -> None:

@@ -7,6 +7,7 @@ migrated pod has exactly one place to go.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -28,6 +29,7 @@ from berth.descheduler.migration import (
 from berth.sim.engine import Simulation
 from berth.store.events import EventRecorder
 from builders import make_node, make_pod
+from drain.drain_helpers import deployment as drain_deployment
 
 POD = ("", "Pod")
 PDB = ("policy", "PodDisruptionBudget")
@@ -39,24 +41,8 @@ ALLOCATED = "scheduling.koordinator.sh/reservation-allocated"
 NO_OBJECT_LIMITER = {"objectLimiters": {"workload": {"duration": "0s"}}}
 
 
-def deployment(name: str = "web", replicas: int = 3, cpu: str = "1") -> dict[str, Any]:
-    """A Deployment of `replicas` pods labelled app=<name>, each requesting `cpu`."""
-    labels = {"app": name}
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": name},
-        "spec": {
-            "replicas": replicas,
-            "selector": {"matchLabels": labels},
-            "template": {
-                "metadata": {"labels": labels},
-                "spec": {
-                    "containers": [{"name": "c", "image": "nginx", "resources": {"requests": {"cpu": cpu}}}]
-                },
-            },
-        },
-    }
+deployment = functools.partial(drain_deployment, cpu="1")
+"""A Deployment of pods labelled app=<name>, each requesting one cpu."""
 
 
 def budget(name: str = "web", app: str = "web", **bounds: Any) -> dict[str, Any]:

@@ -8,20 +8,18 @@ asserts the count and, for some cases, a subset of the names; the full list, old
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import functools
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from harness import new_store
+from harness import args_error, run_plugin
 
 from berth.api.timestamps import format_time, unix_seconds
-from berth.descheduler.args import ArgsReader, PolicyError
-from berth.descheduler.evictor import Limits, PodEvictor, ProfileEvictor
-from berth.descheduler.framework import DeschedulePlugin, EvictorPlugin, Handle
+from berth.descheduler.args import ArgsReader
+from berth.descheduler.evictor import Limits
 from berth.descheduler.plugins.podlifetime import NAME, ConditionFilter, PodLifeTimeArgs, parse_args
-from berth.descheduler.registry import builtin_plugins
-from berth.descheduler.view import ClusterView
 from builders import make_node, make_pod
 
 Obj = dict[str, Any]
@@ -42,35 +40,8 @@ OLD_TRANSITION = ago(2 * 3600)
 NEW_TRANSITION = ago(60)
 
 
-def run_raw(
-    objects: Sequence[Obj],
-    plugin: str,
-    args: dict[str, Any] | None,
-    *,
-    evictor_args: dict[str, Any] | None = None,
-    limits: Limits | None = None,
-    now: str = NOW,
-) -> list[str]:
-    """Evicted pod names after one run of `plugin` over the view of `objects` as given."""
-    view = ClusterView(
-        nodes=[o for o in objects if o["kind"] == "Node"],
-        pods=[o for o in objects if o["kind"] == "Pod"],
-        now=unix_seconds(now) or 0.0,
-    )
-    pod_evictor = PodEvictor(new_store(objects), None, limits or Limits())
-    evictor = ProfileEvictor(pod_evictor, "test", [], [])
-    handle = Handle(view, evictor, "test")
-    specs = builtin_plugins()
-    default = specs["DefaultEvictor"]
-    built = default.build(default.read_args(evictor_args or {}, "DefaultEvictor.args"), handle)
-    assert isinstance(built, EvictorPlugin)
-    evictor.filters.append(built.filter)
-    evictor.pre_eviction_filters.append(built.pre_eviction_filter)
-    spec = specs[plugin]
-    strategy = spec.build(spec.read_args(args, f"{plugin}.args"), handle)
-    assert isinstance(strategy, DeschedulePlugin)
-    strategy.deschedule(view.nodes)
-    return [e.name for e in pod_evictor.evictions]
+run_as_given = functools.partial(run_plugin, as_given=True, now=NOW)
+"""`run_plugin` over the view of the objects exactly as given, at NOW."""
 
 
 def node1(name: str = "n1") -> Obj:
@@ -663,7 +634,7 @@ def test_pod_life_time(
     limits: Limits,
     expected: list[str],
 ) -> None:
-    assert run_raw(objects, NAME, args, evictor_args=evictor_args, limits=limits) == expected
+    assert run_as_given(objects, NAME, args, evictor_args=evictor_args, limits=limits) == expected
 
 
 def test_oldest_first_across_nodes() -> None:
@@ -674,19 +645,19 @@ def test_oldest_first_across_nodes() -> None:
         rs_pod("old-b", ago(9000), node="b"),
         rs_pod("mid-a", ago(5000), node="a"),
     ]
-    assert run_raw(objects, NAME, MAX) == ["old-b", "mid-a", "young-a"]
-    assert run_raw(objects, NAME, MAX, limits=Limits(per_node=1)) == ["old-b", "mid-a"]
-    assert run_raw(objects, NAME, MAX, limits=Limits(total=2)) == ["old-b", "mid-a"]
+    assert run_as_given(objects, NAME, MAX) == ["old-b", "mid-a", "young-a"]
+    assert run_as_given(objects, NAME, MAX, limits=Limits(per_node=1)) == ["old-b", "mid-a"]
+    assert run_as_given(objects, NAME, MAX, limits=Limits(total=2)) == ["old-b", "mid-a"]
 
 
 def test_namespaces() -> None:
     objects = [node1(), rs_pod("a", OLDER), rs_pod("b", OLDER, meta(namespace="kube-system"))]
-    assert run_raw(objects, NAME, {**MAX, "namespaces": {"include": ["kube-system"]}}) == ["b"]
-    assert run_raw(objects, NAME, {**MAX, "namespaces": {"exclude": ["kube-system"]}}) == ["a"]
+    assert run_as_given(objects, NAME, {**MAX, "namespaces": {"include": ["kube-system"]}}) == ["b"]
+    assert run_as_given(objects, NAME, {**MAX, "namespaces": {"exclude": ["kube-system"]}}) == ["a"]
 
 
 def test_future_creation_is_not_old() -> None:
-    assert run_raw([node1(), rs_pod("p", ago(-700))], NAME, {"maxPodLifeTimeSeconds": 0}) == []
+    assert run_as_given([node1(), rs_pod("p", ago(-700))], NAME, {"maxPodLifeTimeSeconds": 0}) == []
 
 
 # ---- validation (TestValidation, TestValidateRemovePodLifeTimeArgs) and defaults -------------------------------
@@ -784,12 +755,7 @@ def read(raw: dict[str, Any] | None) -> PodLifeTimeArgs:
     ],
 )
 def test_validate(raw: dict[str, Any], message: str | None) -> None:
-    if message is None:
-        read(raw)
-        return
-    with pytest.raises(PolicyError) as err:
-        read(raw)
-    assert str(err.value) == message
+    assert args_error(read, raw) == message
 
 
 def test_defaults() -> None:

@@ -1,5 +1,6 @@
 """Field checks every kind's validation shares: the `Context` that names the object and field of a
-problem, Go-style value formatting, and cached name checks."""
+problem, Go-style value formatting, a decoded JSON value's schema type (`schema_type`), a CRD schema's type
+check and its message (`is_schema_type`, `schema_type_message`), and cached name checks."""
 
 from __future__ import annotations
 
@@ -21,8 +22,11 @@ __all__ = [
     "Context",
     "dns_label_cached",
     "format_value",
+    "is_schema_type",
     "label_value_cached",
     "qualified_name_cached",
+    "schema_type",
+    "schema_type_message",
     "subdomain_cached",
 ]
 
@@ -42,6 +46,46 @@ def format_value(value: object) -> str:
         return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
     except (TypeError, ValueError):
         return repr(value)
+
+
+def schema_type(value: object) -> str:
+    """The JSON schema type of a decoded value (``integer`` and ``number`` apart)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, Mapping):
+        return "object"
+    if isinstance(value, list | tuple):
+        return "array"
+    return type(value).__name__
+
+
+_SCHEMA_TYPES = {
+    "boolean": lambda v: isinstance(v, bool),
+    "string": lambda v: isinstance(v, str),
+    "object": lambda v: isinstance(v, Mapping),
+    "array": lambda v: isinstance(v, list),
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+}
+
+
+def is_schema_type(value: object, expected: str) -> bool:
+    """Whether the value is of the CRD schema type `expected` (boolean, string, object, array, integer)."""
+    return bool(_SCHEMA_TYPES[expected](value))
+
+
+def schema_type_message(path: str, value: object, expected: str) -> str:
+    """The CRD schema's message for a wrongly typed field:
+    ``Invalid value: "<actual>": <path> in body must be of type <expected>: "<actual>"``."""
+    actual = schema_type(value)
+    return f'Invalid value: "{actual}": {path} in body must be of type {expected}: "{actual}"'
 
 
 class Context:

@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from berth.api.checks import schema_type
 from berth.api.errors import BadRequest, RequestEntityTooLarge, StatusError
 
 __all__ = [
@@ -307,18 +308,13 @@ def json_patch(doc: Obj, operations: Any) -> Any:
     return result
 
 
+_GO_JSON_TYPES = {"boolean": "bool", "integer": "number"}
+
+
 def _json_type(value: Any) -> str:
-    if isinstance(value, dict):
-        return "object"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, bool):
-        return "bool"
-    if value is None:
-        return "null"
-    return "number"
+    """The value's type as Go's encoding/json names it in an unmarshal error."""
+    kind = schema_type(value)
+    return _GO_JSON_TYPES.get(kind, kind)
 
 
 # ------------------------------------------------------------------------------- strategic merge patch

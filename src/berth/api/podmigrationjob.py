@@ -16,12 +16,11 @@ duration, ``deleteOptions.gracePeriodSeconds`` non-negative, ``status.phase`` on
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
-from berth.api.checks import Context
-from berth.api.wellknown import parse_duration
+from berth.api.checks import Context, is_schema_type, schema_type_message
+from berth.api.wellknown import parse_duration, parse_go_duration
 
 __all__ = [
     "ANNOTATION_EVICT_REASON",
@@ -78,7 +77,6 @@ __all__ = [
     "job_pod_ref",
     "job_reservation_name",
     "job_ttl",
-    "parse_go_duration",
     "validate_pod_migration_job",
 ]
 
@@ -153,7 +151,6 @@ RESERVATION_CREATOR = "koord-descheduler"
 """The ``app.kubernetes.io/created-by`` label value of the Reservations the migration controller creates."""
 
 _EMPTY: Mapping[str, Any] = {}
-_NUMBER_RE = re.compile(r"[0-9.]+")
 _OBJECT_REFERENCE_FIELDS = ("apiVersion", "fieldPath", "kind", "name", "namespace", "resourceVersion", "uid")
 
 
@@ -216,39 +213,10 @@ def job_condition(job: Mapping[str, Any], type_: str) -> Mapping[str, Any] | Non
 # --- validation -------------------------------------------------------------------------------------------
 
 
-def _json_type(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, Mapping):
-        return "object"
-    if isinstance(value, list):
-        return "array"
-    return type(value).__name__
-
-
-_CHECKS = {
-    "boolean": lambda v: isinstance(v, bool),
-    "string": lambda v: isinstance(v, str),
-    "object": lambda v: isinstance(v, Mapping),
-    "array": lambda v: isinstance(v, list),
-    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
-}
-
-
 def _typed(ctx: Context, path: str, value: object, expected: str) -> None:
-    """The CRD schema's type check: ``Invalid value: "<actual>": <path> in body must be of type <expected>``."""
-    if value is None or _CHECKS[expected](value):
-        return
-    actual = _json_type(value)
-    ctx.fail(path, value, f'Invalid value: "{actual}": {path} in body must be of type {expected}: "{actual}"')
+    """The CRD schema's type check (null passes: the field is unset)."""
+    if value is not None and not is_schema_type(value, expected):
+        ctx.fail(path, value, schema_type_message(path, value, expected))
 
 
 def _object_reference(ctx: Context, path: str, ref: object) -> None:
@@ -256,18 +224,6 @@ def _object_reference(ctx: Context, path: str, ref: object) -> None:
     if isinstance(ref, Mapping):
         for k in _OBJECT_REFERENCE_FIELDS:
             _typed(ctx, f"{path}.{k}", ref.get(k), "string")
-
-
-def parse_go_duration(text: str) -> float:
-    """Seconds of a Go duration (``"5m"``, ``"1h30m"``, ``"0"``); ValueError with Go's own message otherwise
-    (``time: missing unit in duration "5"``)."""
-    try:
-        return parse_duration(text)
-    except ValueError as e:
-        body = text.lstrip("+-")
-        if body and _NUMBER_RE.fullmatch(body) and body != ".":
-            raise ValueError(f'time: missing unit in duration "{text}"') from None
-        raise ValueError(f"time: {e}") from None
 
 
 def _duration(ctx: Context, path: str, value: object) -> None:

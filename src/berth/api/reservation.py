@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from berth.api.checks import Context
+from berth.api.checks import Context, is_schema_type, schema_type_message
 from berth.api.errors import InvalidObjectError
 from berth.api.labels import LabelSelectorError, Selector, compile_label_selector, selector_from_set
 from berth.api.meta import namespaced_name
@@ -34,7 +34,7 @@ from berth.api.taints import (
     parse_taints,
     parse_tolerations,
 )
-from berth.api.wellknown import parse_duration
+from berth.api.wellknown import parse_go_duration
 
 __all__ = [
     "ALLOCATE_POLICIES",
@@ -613,17 +613,17 @@ def _parse_ttl(reservation: Mapping[str, Any], ttl: object) -> float:
             namespaced_name(reservation),
             "spec.ttl",
             ttl,
-            _type_message("spec.ttl", ttl, "string"),
+            schema_type_message("spec.ttl", ttl, "string"),
         )
     try:
-        return parse_duration(ttl)
-    except ValueError:
+        return parse_go_duration(ttl)
+    except ValueError as e:
         raise InvalidObjectError(
             "Reservation",
             namespaced_name(reservation),
             "spec.ttl",
             ttl,
-            f"Invalid value: {json.dumps(ttl)}: {_go_duration_error(ttl)}",
+            f"Invalid value: {json.dumps(ttl)}: {e}",
         ) from None
 
 
@@ -758,56 +758,9 @@ def is_allocate_once(reservation: Mapping[str, Any]) -> bool:
 # --- validation -------------------------------------------------------------------------------------------
 
 
-def _json_type(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, Mapping):
-        return "object"
-    if isinstance(value, (list, tuple)):
-        return "array"
-    return type(value).__name__
-
-
-def _type_message(path: str, value: object, expected: str) -> str:
-    """The CRD schema message for a wrongly typed field."""
-    actual = _json_type(value)
-    return f'Invalid value: "{actual}": {path} in body must be of type {expected}: "{actual}"'
-
-
-_MISSING_UNIT_RE = re.compile(r"[+-]?[0-9.]+")
-
-
-def _go_duration_error(text: str) -> str:
-    """The error Go's time.ParseDuration gives for *text* (known invalid)."""
-    body = text[1:] if text[:1] in ("+", "-") else text
-    if body and _MISSING_UNIT_RE.fullmatch(body) and body != ".":
-        return f'time: missing unit in duration "{text}"'
-    try:
-        parse_duration(text)
-    except ValueError as e:
-        msg = str(e)
-        if msg.startswith("unknown unit"):
-            return f"time: {msg}"
-    return f'time: invalid duration "{text}"'
-
-
 def _typed(ctx: Context, path: str, value: object, expected: str) -> None:
-    ok = {
-        "boolean": isinstance(value, bool),
-        "string": isinstance(value, str),
-        "object": isinstance(value, Mapping),
-        "array": isinstance(value, list),
-    }[expected]
-    if not ok:
-        ctx.fail(path, value, _type_message(path, value, expected))
+    if not is_schema_type(value, expected):
+        ctx.fail(path, value, schema_type_message(path, value, expected))
 
 
 def _validate_owner(ctx: Context, path: str, owner: object) -> None:
@@ -924,9 +877,9 @@ def validate_reservation(obj: Mapping[str, Any], ctx: Context) -> None:
     if ttl is not None:
         _typed(ctx, "spec.ttl", ttl, "string")
         try:
-            parse_duration(ttl)
-        except ValueError:
-            ctx.invalid("spec.ttl", ttl, _go_duration_error(ttl))
+            parse_go_duration(ttl)
+        except ValueError as e:
+            ctx.invalid("spec.ttl", ttl, str(e))
     expires = spec.get("expires")
     if expires is not None:
         _typed(ctx, "spec.expires", expires, "string")

@@ -1,4 +1,5 @@
-"""Well-known label, taint and annotation keys used across Berth, and Go duration parsing."""
+"""Well-known label, taint and annotation keys used across Berth, and Go duration parsing (`parse_duration`;
+`parse_go_duration` words its errors as Go's ``time.ParseDuration`` does)."""
 
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ __all__ = [
     "TAINT_NODE_UNREACHABLE",
     "TAINT_NODE_UNSCHEDULABLE",
     "parse_duration",
+    "parse_go_duration",
 ]
 
 LABEL_HOSTNAME = "kubernetes.io/hostname"
@@ -86,6 +88,7 @@ _DURATION_UNITS_NS = {
 }
 _DURATION_PART_RE = re.compile(r"([0-9]*)(?:\.([0-9]*))?([^0-9.]+)")
 _MAX_DURATION_NS = (1 << 63) - 1
+_MISSING_UNIT_RE = re.compile(r"[+-]?[0-9.]+")
 
 
 def parse_duration(s: str) -> float:
@@ -124,3 +127,18 @@ def parse_duration(s: str) -> float:
     if total > _MAX_DURATION_NS + (1 if sign < 0 else 0):
         raise ValueError(f'invalid duration "{s}"')
     return float(sign * total / 1_000_000_000)
+
+
+def parse_go_duration(text: str) -> float:
+    """`parse_duration`, raising ValueError with Go's own message (``time: missing unit in duration "5"``,
+    ``time: unknown unit "x" in duration "5x"``, ``time: invalid duration "abc"``)."""
+    try:
+        return parse_duration(text)
+    except ValueError as e:
+        msg = str(e)
+    body = text[1:] if text[:1] in ("+", "-") else text
+    if body and _MISSING_UNIT_RE.fullmatch(body) and body != ".":
+        raise ValueError(f'time: missing unit in duration "{text}"')
+    if msg.startswith("unknown unit"):
+        raise ValueError(f"time: {msg}")
+    raise ValueError(f'time: invalid duration "{text}"')

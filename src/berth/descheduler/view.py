@@ -124,18 +124,20 @@ class ClusterView:
         pc = self.priority_classes.get(name)
         return None if pc is None else int(pc.get("value") or 0)
 
-    def priority(self, pod: Mapping[str, Any]) -> int:
-        """The pod's priority: ``spec.priority``, else its class's value, else 0."""
+    def declared_priority(self, pod: Mapping[str, Any]) -> int | None:
+        """``spec.priority`` (what admission sets from the priority class), else the value of its
+        ``priorityClassName`` when that class exists, else None."""
         spec = pod.get("spec") or {}
         value = spec.get("priority")
         if value is not None:
             return int(value)
         name = spec.get("priorityClassName")
-        if name:
-            got = self.priority_class_value(str(name))
-            if got is not None:
-                return got
-        return 0
+        return self.priority_class_value(str(name)) if name else None
+
+    def priority(self, pod: Mapping[str, Any]) -> int:
+        """The pod's priority: ``spec.priority``, else its class's value, else 0."""
+        got = self.declared_priority(pod)
+        return 0 if got is None else got
 
     def age_seconds(self, obj: Mapping[str, Any]) -> float:
         """Seconds since the object's ``metadata.creationTimestamp`` (0 when unset)."""

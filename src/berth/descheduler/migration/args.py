@@ -23,7 +23,8 @@ from typing import Any
 
 from berth.api.checks import format_value
 from berth.api.labels import LabelSelectorError, Selector, compile_label_selector
-from berth.api.podmigrationjob import MODE_EVICT_DIRECTLY, MODE_RESERVATION_FIRST, MODES, parse_go_duration
+from berth.api.podmigrationjob import MODE_EVICT_DIRECTLY, MODE_RESERVATION_FIRST, MODES
+from berth.api.wellknown import parse_go_duration
 
 __all__ = [
     "EVICTION_GATES",

@@ -38,6 +38,7 @@ from berth.api.labels import LabelSelectorError, Selector, parse_selector
 from berth.api.timestamps import unix_seconds
 from berth.descheduler.args import ArgsReader, PolicyError
 from berth.descheduler.framework import FILTER, PRE_EVICTION_FILTER, Handle, PluginSpec
+from berth.descheduler.plugins.podselection import PREFER_NO_EVICTION
 from berth.descheduler.view import is_node_ready, pod_phase
 from berth.store.eviction import pdb_selector
 
@@ -69,7 +70,7 @@ Obj = dict[str, Any]
 
 NAME = "DefaultEvictor"
 EVICT_ANNOTATION = "descheduler.alpha.kubernetes.io/evict"
-PREFER_NO_EVICTION_ANNOTATION = "descheduler.alpha.kubernetes.io/prefer-no-eviction"
+PREFER_NO_EVICTION_ANNOTATION = PREFER_NO_EVICTION
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 SOURCE_ANNOTATION = "kubernetes.io/config.source"
 SYSTEM_CRITICAL_PRIORITY = 2_000_000_000
@@ -439,12 +440,7 @@ class DefaultEvictor:
 
     def priority(self, pod: Mapping[str, Any]) -> int | None:
         """The pod's priority: ``spec.priority``, else its existing class's value, else None."""
-        spec = pod.get("spec") or {}
-        value = spec.get("priority")
-        if value is not None:
-            return int(value)
-        name = spec.get("priorityClassName")
-        return self.view.priority_class_value(str(name)) if name else None
+        return self.view.declared_priority(pod)
 
     def _check_system_critical(self, pod: Obj) -> str | None:
         priority = self.priority(pod)

@@ -14,14 +14,22 @@ A node-limit refusal moves on to the next node; the total limit ends the plugin'
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from berth.api.timestamps import unix_seconds
 from berth.descheduler.args import ArgsReader
-from berth.descheduler.framework import DESCHEDULE, EvictOutcome, Handle, PluginSpec
-from berth.descheduler.plugins.podselection import EVERY_POD, PodSelection, read_pod_selection
+from berth.descheduler.framework import DESCHEDULE, Handle, PluginSpec
+from berth.descheduler.plugins.eviction_loop import evict_node_by_node, evictor_allows
+from berth.descheduler.plugins.podselection import (
+    EVERY_POD,
+    PodSelection,
+    container_statuses,
+    exit_codes,
+    read_pod_selection,
+    state_reasons,
+)
 from berth.descheduler.view import owner_refs, pod_phase
 
 __all__ = [
@@ -51,26 +59,13 @@ class RemoveFailedPodsArgs:
     including_init_containers: bool = False
 
 
-def _int_list(reader: ArgsReader, name: str) -> tuple[int, ...]:
-    """A list of integers (empty when absent)."""
-    raw = reader.value(name)
-    if raw is None:
-        return ()
-    if not isinstance(raw, list):
-        raise reader.error(name, "must be a list of integers")
-    for i, item in enumerate(raw):
-        if isinstance(item, bool) or not isinstance(item, int):
-            raise reader.error(f"{name}[{i}]", f"must be an integer, not {item!r}")
-    return tuple(raw)
-
-
 def parse_args(reader: ArgsReader) -> RemoveFailedPodsArgs:
     """Read and validate RemoveFailedPodsArgs (upstream's ``ValidateRemoveFailedPodsArgs``)."""
     selection = read_pod_selection(reader)
     exclude_kinds = reader.strings("excludeOwnerKinds")
     min_lifetime = reader.integer("minPodLifetimeSeconds", DEFAULT_MIN_POD_LIFETIME_SECONDS, minimum=0)
     reasons = reader.strings("reasons")
-    exit_codes = _int_list(reader, "exitCodes")
+    codes = reader.integers("exitCodes")
     including_init = reader.flag("includingInitContainers")
     reader.finish()
     assert min_lifetime is not None
@@ -79,35 +74,9 @@ def parse_args(reader: ArgsReader) -> RemoveFailedPodsArgs:
         exclude_owner_kinds=frozenset(exclude_kinds),
         min_pod_lifetime_seconds=min_lifetime,
         reasons=frozenset(reasons),
-        exit_codes=frozenset(exit_codes),
+        exit_codes=frozenset(codes),
         including_init_containers=including_init,
     )
-
-
-def _statuses(status: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
-    return list(status.get(key) or ())
-
-
-def _failed_reasons(statuses: list[Mapping[str, Any]]) -> list[str]:
-    """The non-empty waiting and terminated reasons of container statuses."""
-    out: list[str] = []
-    for cs in statuses:
-        state = cs.get("state") or {}
-        for which in ("waiting", "terminated"):
-            got = state.get(which)
-            if got is not None and got.get("reason"):
-                out.append(str(got["reason"]))
-    return out
-
-
-def _exit_codes(statuses: list[Mapping[str, Any]]) -> list[int]:
-    """The exit codes of terminated container statuses."""
-    out: list[int] = []
-    for cs in statuses:
-        terminated = (cs.get("state") or {}).get("terminated")
-        if terminated is not None:
-            out.append(int(terminated.get("exitCode") or 0))
-    return out
 
 
 class RemoveFailedPods:
@@ -132,43 +101,33 @@ class RemoveFailedPods:
             ref.get("kind") in args.exclude_owner_kinds for ref in owner_refs(pod)
         ):
             return False
-        status = pod.get("status") or {}
+        statuses = container_statuses(pod, init=args.including_init_containers)
         if args.reasons:
-            reasons = _failed_reasons(_statuses(status, "containerStatuses"))
+            reasons = state_reasons(statuses)
+            status = pod.get("status") or {}
             if pod_phase(pod) == "Failed" and status.get("reason"):
                 reasons.append(str(status["reason"]))
-            if args.including_init_containers:
-                reasons += _failed_reasons(_statuses(status, "initContainerStatuses"))
             if not any(r in args.reasons for r in reasons):
                 return False
-        if args.exit_codes:
-            codes = _exit_codes(_statuses(status, "containerStatuses"))
-            if args.including_init_containers:
-                codes += _exit_codes(_statuses(status, "initContainerStatuses"))
-            if not any(c in args.exit_codes for c in codes):
-                return False
-        return True
+        return not args.exit_codes or any(c in args.exit_codes for c in exit_codes(statuses))
 
     def candidate(self, pod: Obj) -> bool:
         """Whether the pod has failed, meets the criteria and the evictor lets it go."""
         if pod_phase(pod) != "Failed" or not self.args.selection.matches(pod) or not self.can_evict(pod):
             return False
-        evictor = self.handle.evictor
-        return evictor.filter(pod) and evictor.pre_eviction_filter(pod)
+        return evictor_allows(self.handle.evictor, pod)
 
     def deschedule(self, nodes: Sequence[Obj]) -> None:
         """Evict the failed pods of `nodes`, node by node."""
         view = self.handle.view
-        evictor = self.handle.evictor
-        for node in nodes:
-            for pod in view.pods_on(str(node["metadata"]["name"])):
-                if not self.candidate(pod):
-                    continue
-                outcome = evictor.evict(pod, NAME)
-                if outcome is EvictOutcome.NODE_LIMIT:
-                    break
-                if outcome is EvictOutcome.TOTAL_LIMIT:
-                    return
+        evict_node_by_node(
+            self.handle.evictor,
+            NAME,
+            (
+                (pod for pod in view.pods_on(str(node["metadata"]["name"])) if self.candidate(pod))
+                for node in nodes
+            ),
+        )
 
 
 def _build(args: RemoveFailedPodsArgs, handle: Handle) -> RemoveFailedPods:

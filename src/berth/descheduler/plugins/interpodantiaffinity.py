@@ -16,14 +16,15 @@ Args (``RemovePodsViolatingInterPodAntiAffinityArgs``): ``namespaces`` (include 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from berth.api.labels import Selector
 from berth.api.podaffinity import compile_pod_affinity
 from berth.descheduler.args import ArgsReader
-from berth.descheduler.framework import DESCHEDULE, EvictOutcome, Handle, PluginSpec
+from berth.descheduler.framework import DESCHEDULE, Handle, PluginSpec
+from berth.descheduler.plugins.eviction_loop import evict_node_by_node, evictor_allows
 from berth.descheduler.plugins.podselection import (
     EVERY_POD,
     LabelIndex,
@@ -131,22 +132,22 @@ class RemovePodsViolatingInterPodAntiAffinity:
                         return True
             return False
 
-        for pods in per_node.values():
+        def violating(pods: list[Obj]) -> Iterator[Obj]:
             # Only pods with anti-affinity terms can violate (or, evicted, change what the others see),
-            # so ordering just those gives upstream's sequence of evictions.
+            # so ordering just those gives upstream's sequence of evictions. Each pod is tested after the
+            # evictions before it.
             candidates = [p for p in pods if _has_required_anti_affinity(p)]
             for pod in sort_by_priority_low_to_high(candidates):
-                if not violates(pod):
-                    continue
-                if not (evictor.filter(pod) and evictor.pre_eviction_filter(pod)):
-                    continue
-                outcome = evictor.evict(pod, NAME)
-                if outcome is EvictOutcome.EVICTED:
-                    evicted.add(id(pod))
-                elif outcome is EvictOutcome.NODE_LIMIT:
-                    break
-                elif outcome is EvictOutcome.TOTAL_LIMIT:
-                    return
+                if violates(pod) and evictor_allows(evictor, pod):
+                    yield pod
+
+        def note_evicted(pod: Obj) -> bool:
+            evicted.add(id(pod))
+            return True
+
+        evict_node_by_node(
+            evictor, NAME, (violating(pods) for pods in per_node.values()), on_evicted=note_evicted
+        )
 
 
 def _has_required_anti_affinity(pod: Obj) -> bool:

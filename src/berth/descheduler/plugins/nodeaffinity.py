@@ -33,8 +33,9 @@ from berth.api.nodeselector import (
     required_node_affinity,
 )
 from berth.descheduler.args import ArgsReader
-from berth.descheduler.framework import DESCHEDULE, EvictOutcome, Handle, PluginSpec
+from berth.descheduler.framework import DESCHEDULE, Handle, PluginSpec
 from berth.descheduler.plugins._fitcache import FitMasks
+from berth.descheduler.plugins.eviction_loop import evict_node_by_node, evictor_allows
 from berth.descheduler.plugins.podselection import EVERY_POD, PodSelection, is_active, read_pod_selection
 
 __all__ = [
@@ -152,22 +153,19 @@ class RemovePodsViolatingNodeAffinity:
                 return
 
     def _evictable(self, pod: Obj) -> bool:
-        evictor = self.handle.evictor
-        return self.args.selection.matches(pod) and evictor.filter(pod) and evictor.pre_eviction_filter(pod)
+        return self.args.selection.matches(pod) and evictor_allows(self.handle.evictor, pod)
 
     def _process(self, nodes: Sequence[Obj], check: Callable[[Obj, Obj], bool]) -> bool:
         """Evict the pods `check` picks, node by node; False once the total limit is reached."""
         view = self.handle.view
-        evictor = self.handle.evictor
-        for node in nodes:
-            chosen = [p for p in view.pods_on(_node_name(node)) if is_active(p) and check(p, node)]
-            for pod in chosen:
-                outcome = evictor.evict(pod, NAME)
-                if outcome is EvictOutcome.NODE_LIMIT:
-                    break
-                if outcome is EvictOutcome.TOTAL_LIMIT:
-                    return False
-        return True
+        return evict_node_by_node(
+            self.handle.evictor,
+            NAME,
+            (
+                [p for p in view.pods_on(_node_name(node)) if is_active(p) and check(p, node)]
+                for node in nodes
+            ),
+        )
 
 
 def _node_name(node: Obj) -> str:

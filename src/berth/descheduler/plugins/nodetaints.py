@@ -29,7 +29,8 @@ from berth.api.taints import (
     parse_tolerations,
 )
 from berth.descheduler.args import ArgsReader
-from berth.descheduler.framework import DESCHEDULE, EvictOutcome, Handle, PluginSpec
+from berth.descheduler.framework import DESCHEDULE, Handle, PluginSpec
+from berth.descheduler.plugins.eviction_loop import evict_node_by_node, evictor_allows
 from berth.descheduler.plugins.podselection import EVERY_POD, PodSelection, is_active, read_pod_selection
 
 __all__ = [
@@ -112,30 +113,23 @@ class RemovePodsViolatingNodeTaints:
 
     def deschedule(self, nodes: Sequence[Obj]) -> None:
         """Evict, node by node, the pods not tolerating an enforced taint of their node."""
-        view = self.handle.view
-        evictor = self.handle.evictor
+        evict_node_by_node(self.handle.evictor, NAME, (self._chosen(node) for node in nodes))
+
+    def _chosen(self, node: Obj) -> list[Obj]:
+        """The node's selected pods that do not tolerate one of its enforced taints."""
+        taints = [t for t in parse_taints((node.get("spec") or {}).get("taints")) if self.args.enforces(t)]
+        if not taints:
+            return []
         selection = self.args.selection
-        for node in nodes:
-            taints = [
-                t for t in parse_taints((node.get("spec") or {}).get("taints")) if self.args.enforces(t)
-            ]
-            if not taints:
-                continue
-            chosen = [
-                pod
-                for pod in view.pods_on(str(node["metadata"]["name"]))
-                if is_active(pod)
-                and selection.matches(pod)
-                and not self._tolerates(pod, taints)
-                and evictor.filter(pod)
-                and evictor.pre_eviction_filter(pod)
-            ]
-            for pod in chosen:
-                outcome = evictor.evict(pod, NAME)
-                if outcome is EvictOutcome.NODE_LIMIT:
-                    break
-                if outcome is EvictOutcome.TOTAL_LIMIT:
-                    return
+        evictor = self.handle.evictor
+        return [
+            pod
+            for pod in self.handle.view.pods_on(str(node["metadata"]["name"]))
+            if is_active(pod)
+            and selection.matches(pod)
+            and not self._tolerates(pod, taints)
+            and evictor_allows(evictor, pod)
+        ]
 
     def _tolerates(self, pod: Obj, taints: Sequence[Taint]) -> bool:
         """Whether the pod tolerates every one of `taints`."""

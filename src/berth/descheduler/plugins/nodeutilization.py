@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
@@ -40,8 +40,9 @@ from typing import Any
 import numpy as np
 
 from berth.api.taints import Taint, Toleration, parse_taints, parse_tolerations
-from berth.descheduler.args import ArgsReader, PolicyError
+from berth.descheduler.args import ArgsReader, PolicyError, json_type_name
 from berth.descheduler.framework import BALANCE, EvictOutcome, Handle, PluginSpec
+from berth.descheduler.plugins.eviction_loop import evict_in_turn
 from berth.descheduler.plugins.nodeutilization_usage import (
     BASIC_RESOURCES,
     UsageTable,
@@ -141,18 +142,6 @@ def _fmt(value: float) -> str:
     return str(int(value)) if value.is_integer() else repr(value)
 
 
-def _type_name(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return type(value).__name__
-
-
 def _read_thresholds(reader: ArgsReader, field: str) -> dict[str, float]:
     """A ResourceThresholds field: resource name -> percentage (a JSON number)."""
     raw = reader.value(field)
@@ -160,12 +149,12 @@ def _read_thresholds(reader: ArgsReader, field: str) -> dict[str, float]:
         return {}
     if not isinstance(raw, Mapping):
         raise reader.error(
-            field, f"must be an object of resource names to percentages, not {_type_name(raw)}"
+            field, f"must be an object of resource names to percentages, not {json_type_name(raw)}"
         )
     out: dict[str, float] = {}
     for name, value in raw.items():
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise reader.error(f"{field}.{name}", f"must be a number, not {_type_name(value)} {value!r}")
+            raise reader.error(f"{field}.{name}", f"must be a number, not {json_type_name(value)} {value!r}")
         out[str(name)] = float(value)
     return out
 
@@ -430,30 +419,29 @@ class _Eviction:
         evictor = self.handle.evictor
         resources = self.table.resources
         evicted = 0
-        for pod in pods:
-            if self.node_limit is not None and evicted >= self.node_limit:
-                break
-            if not taints.tolerates(pod):
-                continue
-            namespace = str(pod["metadata"].get("namespace") or "")
-            if namespace in self.excluded_namespaces:
-                continue
-            if not evictor.pre_eviction_filter(pod):
-                continue
-            outcome = evictor.evict(pod, self.plugin)
-            if outcome is EvictOutcome.NODE_LIMIT or outcome is EvictOutcome.TOTAL_LIMIT:
-                return outcome
-            if not outcome.evicted:
-                continue
+
+        def movable() -> Iterator[Obj]:
+            for pod in pods:
+                if self.node_limit is not None and evicted >= self.node_limit:
+                    return
+                if not taints.tolerates(pod):
+                    continue
+                if str(pod["metadata"].get("namespace") or "") in self.excluded_namespaces:
+                    continue
+                if evictor.pre_eviction_filter(pod):
+                    yield pod
+
+        def moved(pod: Obj) -> bool:
+            nonlocal evicted
             evicted += 1
             requests = view.requests(pod)
             for j, r in enumerate(resources):
                 amount = 1 if r == "pods" else requests.get(r, 0)
                 usage[j] -= amount
                 total[j] -= amount
-            if not self.keep_going(usage, available, total):
-                break
-        return None
+            return self.keep_going(usage, available, total)
+
+        return evict_in_turn(evictor, self.plugin, movable(), on_evicted=moved)
 
 
 def _excluded(namespaces: EvictableNamespaces | None) -> frozenset[str]:

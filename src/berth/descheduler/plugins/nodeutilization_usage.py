@@ -20,7 +20,12 @@ import numpy as np
 import numpy.typing as npt
 
 from berth.api.errors import InvalidObjectError, QuantityError
-from berth.api.quantity import nano_value, resource_amount
+from berth.api.quantity import resource_amount
+from berth.descheduler.plugins.podselection import (
+    PREFER_NO_EVICTION,
+    pod_qos,
+    sort_by_priority_low_to_high,
+)
 from berth.descheduler.view import ClusterView, pod_phase
 
 __all__ = [
@@ -50,10 +55,8 @@ BoolArray = npt.NDArray[np.bool_]
 BASIC_RESOURCES = ("cpu", "memory", "pods")
 METRIC_RESOURCE = "MetricResource"
 """Upstream's pseudo resource for a metric query's value; every node has a capacity of 100 for it."""
-NO_EVICTION_ANNOTATION = "descheduler.alpha.kubernetes.io/prefer-no-eviction"
+NO_EVICTION_ANNOTATION = PREFER_NO_EVICTION
 _TERMINAL_PHASES = frozenset(("Succeeded", "Failed"))
-QOS_BEST_EFFORT, QOS_BURSTABLE, QOS_GUARANTEED = "BestEffort", "Burstable", "Guaranteed"
-_QOS_RANK = {QOS_BEST_EFFORT: 0, QOS_BURSTABLE: 1, QOS_GUARANTEED: 2}
 
 
 def node_capacity(node: Mapping[str, Any]) -> dict[str, int]:
@@ -225,79 +228,10 @@ def sort_nodes_by_usage(rows: Sequence[int], usage: IntArray, *, ascending: bool
     return [int(i) for i in idx[order]]
 
 
-def _positive(rl: Mapping[str, Any], name: str) -> int:
-    """The amount of `name` in a ResourceList in nano-units when positive, else 0."""
-    value = rl.get(name)
-    if value is None:
-        return 0
-    amount = nano_value(value)
-    return amount if amount > 0 else 0
-
-
-def pod_qos(pod: Mapping[str, Any]) -> str:
-    """The pod's QoS class: ``status.qosClass`` when set, else computed as upstream's ``GetPodQOS`` (over
-    the containers and init containers as written, without the API's defaulting of requests to limits)."""
-    given = (pod.get("status") or {}).get("qosClass")
-    if given:
-        return str(given)
-    spec = pod.get("spec") or {}
-    req_cpu = req_mem = lim_cpu = lim_mem = 0
-    guaranteed = True
-    for c in (*(spec.get("containers") or ()), *(spec.get("initContainers") or ())):
-        res = c.get("resources") or {}
-        requests = res.get("requests")
-        if requests:
-            req_cpu += _positive(requests, "cpu")
-            req_mem += _positive(requests, "memory")
-        limits = res.get("limits")
-        if limits:
-            cpu, mem = _positive(limits, "cpu"), _positive(limits, "memory")
-            lim_cpu += cpu
-            lim_mem += mem
-            if not (cpu and mem):
-                guaranteed = False
-        else:
-            guaranteed = False
-    if not (req_cpu or req_mem or lim_cpu or lim_mem):
-        return QOS_BEST_EFFORT
-    if (
-        guaranteed
-        and (not req_cpu or req_cpu == lim_cpu)
-        and (not req_mem or req_mem == lim_mem)
-        and bool(req_cpu) + bool(req_mem) == bool(lim_cpu) + bool(lim_mem)
-    ):
-        return QOS_GUARANTEED
-    return QOS_BURSTABLE
-
-
-def _spec_priority(view: ClusterView, pod: Mapping[str, Any]) -> int | None:
-    """``spec.priority`` (what admission sets from the priority class), else the class's value, else None."""
-    spec = pod.get("spec") or {}
-    value = spec.get("priority")
-    if value is not None:
-        return int(value)
-    name = spec.get("priorityClassName")
-    if name:
-        return view.priority_class_value(str(name))
-    return None
-
-
 def pod_eviction_order(view: ClusterView, pods: Sequence[Obj]) -> list[Obj]:
-    """Pods in upstream's ``SortPodsBasedOnPriorityLowToHigh`` order: no priority first, then by priority
-    ascending; at equal priority BestEffort, Burstable, Guaranteed; then pods without the
-    ``prefer-no-eviction`` annotation before those with it. Ties keep their order."""
-
-    def key(pod: Obj) -> tuple[int, int, int, int]:
-        prio = _spec_priority(view, pod)
-        annotations = (pod.get("metadata") or {}).get("annotations") or {}
-        return (
-            0 if prio is None else 1,
-            0 if prio is None else prio,
-            _QOS_RANK.get(pod_qos(pod), 1),
-            1 if NO_EVICTION_ANNOTATION in annotations else 0,
-        )
-
-    return sorted(pods, key=key)
+    """Pods in upstream's ``SortPodsBasedOnPriorityLowToHigh`` order (`sort_by_priority_low_to_high`), a pod
+    without ``spec.priority`` taking its priority class's value when the class exists."""
+    return sort_by_priority_low_to_high(pods, view.declared_priority)
 
 
 def node_utilization_fractions(view: ClusterView, resources: Sequence[str]) -> dict[str, dict[str, float]]:

@@ -25,9 +25,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from berth.api.timestamps import unix_seconds
-from berth.descheduler.args import ArgsReader, PolicyError
-from berth.descheduler.framework import DESCHEDULE, EvictOutcome, Handle, PluginSpec
-from berth.descheduler.plugins.podselection import EVERY_POD, PodSelection, read_pod_selection
+from berth.descheduler.args import ArgsReader
+from berth.descheduler.framework import DESCHEDULE, Handle, PluginSpec
+from berth.descheduler.plugins.eviction_loop import evict_in_turn, evictor_allows
+from berth.descheduler.plugins.podselection import (
+    EVERY_POD,
+    PodSelection,
+    container_statuses,
+    exit_codes,
+    read_pod_selection,
+    state_reasons,
+)
 from berth.descheduler.view import owner_refs, pod_phase
 
 __all__ = [
@@ -104,27 +112,6 @@ class PodLifeTimeArgs:
     including_ephemeral_containers: bool = False
 
 
-def _int_list(reader: ArgsReader, name: str) -> tuple[int, ...]:
-    """A list of integers (empty when absent)."""
-    raw = reader.value(name)
-    if raw is None:
-        return ()
-    if not isinstance(raw, list):
-        raise reader.error(name, "must be a list of integers")
-    for i, item in enumerate(raw):
-        if isinstance(item, bool) or not isinstance(item, int):
-            raise reader.error(f"{name}[{i}]", f"must be an integer, not {item!r}")
-    return tuple(raw)
-
-
-def _raise_all(reader: ArgsReader, errors: Sequence[tuple[str, str]]) -> None:
-    """Raise the validation errors (upstream aggregates them all), if any."""
-    if len(errors) == 1:
-        raise reader.error(*errors[0])
-    if errors:
-        raise PolicyError("; ".join(str(reader.error(f, m)) for f, m in errors))
-
-
 def _read_conditions(reader: ArgsReader) -> tuple[ConditionFilter, ...]:
     raw = reader.value("conditions")
     if raw is None:
@@ -158,7 +145,7 @@ def parse_args(reader: ArgsReader) -> PodLifeTimeArgs:
     max_life = reader.integer("maxPodLifeTimeSeconds", minimum=0)
     states = reader.strings("states")
     conditions = _read_conditions(reader)
-    exit_codes = _int_list(reader, "exitCodes")
+    codes = reader.integers("exitCodes")
     including_init = reader.flag("includingInitContainers")
     including_ephemeral = reader.flag("includingEphemeralContainers")
     reader.finish()
@@ -177,7 +164,7 @@ def parse_args(reader: ArgsReader) -> PodLifeTimeArgs:
                     "minTimeSinceLastTransitionSeconds must be set",
                 )
             )
-    if max_life is None and not states and not conditions and not exit_codes:
+    if max_life is None and not states and not conditions and not codes:
         errors.append(
             (
                 "",
@@ -185,7 +172,7 @@ def parse_args(reader: ArgsReader) -> PodLifeTimeArgs:
                 "(maxPodLifeTimeSeconds, states, conditions, or exitCodes)",
             )
         )
-    _raise_all(reader, errors)
+    reader.raise_all(errors)
     return PodLifeTimeArgs(
         selection=selection,
         include_owner_kinds=frozenset(include_kinds),
@@ -193,7 +180,7 @@ def parse_args(reader: ArgsReader) -> PodLifeTimeArgs:
         max_pod_life_time_seconds=max_life,
         states=frozenset(states),
         conditions=conditions,
-        exit_codes=frozenset(exit_codes),
+        exit_codes=frozenset(codes),
         including_init_containers=including_init,
         including_ephemeral_containers=including_ephemeral,
     )
@@ -203,34 +190,6 @@ def _created(pod: Mapping[str, Any]) -> float:
     """Unix seconds of ``creationTimestamp`` (-inf when unset: Go's zero time, older than anything)."""
     got = unix_seconds((pod.get("metadata") or {}).get("creationTimestamp"))
     return -math.inf if got is None else got
-
-
-def _statuses(status: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
-    return list(status.get(key) or ())
-
-
-def _state_reasons(statuses: list[Mapping[str, Any]]) -> list[str]:
-    """The waiting and terminated reasons of container statuses."""
-    out: list[str] = []
-    for cs in statuses:
-        state = cs.get("state") or {}
-        waiting = state.get("waiting")
-        if waiting is not None:
-            out.append(str(waiting.get("reason") or ""))
-        terminated = state.get("terminated")
-        if terminated is not None:
-            out.append(str(terminated.get("reason") or ""))
-    return out
-
-
-def _exit_codes(statuses: list[Mapping[str, Any]]) -> list[int]:
-    """The exit codes of terminated container statuses."""
-    out: list[int] = []
-    for cs in statuses:
-        terminated = (cs.get("state") or {}).get("terminated")
-        if terminated is not None:
-            out.append(int(terminated.get("exitCode") or 0))
-    return out
 
 
 class PodLifeTime:
@@ -259,12 +218,12 @@ class PodLifeTime:
         status = pod.get("status") or {}
         if pod_phase(pod) in states or str(status.get("reason") or "") in states:
             return True
-        reasons = _state_reasons(_statuses(status, "containerStatuses"))
-        if self.args.including_init_containers:
-            reasons += _state_reasons(_statuses(status, "initContainerStatuses"))
-        if self.args.including_ephemeral_containers:
-            reasons += _state_reasons(_statuses(status, "ephemeralContainerStatuses"))
-        return any(r in states for r in reasons)
+        statuses = container_statuses(
+            pod,
+            init=self.args.including_init_containers,
+            ephemeral=self.args.including_ephemeral_containers,
+        )
+        return any(r in states for r in state_reasons(statuses))
 
     def _owner_kinds_match(self, pod: Obj) -> bool:
         include, exclude = self.args.include_owner_kinds, self.args.exclude_owner_kinds
@@ -302,11 +261,8 @@ class PodLifeTime:
         codes = self.args.exit_codes
         if not codes:
             return True
-        status = pod.get("status") or {}
-        found = _exit_codes(_statuses(status, "containerStatuses"))
-        if self.args.including_init_containers:
-            found += _exit_codes(_statuses(status, "initContainerStatuses"))
-        return any(c in codes for c in found)
+        statuses = container_statuses(pod, init=self.args.including_init_containers)
+        return any(c in codes for c in exit_codes(statuses))
 
     def candidate(self, pod: Obj) -> bool:
         """Whether the pod meets every criterion and the evictor lets it go."""
@@ -319,8 +275,7 @@ class PodLifeTime:
             and self.args.selection.matches(pod)
         ):
             return False
-        evictor = self.handle.evictor
-        return evictor.filter(pod) and evictor.pre_eviction_filter(pod)
+        return evictor_allows(self.handle.evictor, pod)
 
     # ---- the extension point -----------------------------------------------------------------------------
 
@@ -334,10 +289,7 @@ class PodLifeTime:
             if self.candidate(pod)
         ]
         chosen.sort(key=_created)
-        evictor = self.handle.evictor
-        for pod in chosen:
-            if evictor.evict(pod, NAME) is EvictOutcome.TOTAL_LIMIT:
-                return
+        evict_in_turn(self.handle.evictor, NAME, chosen, node_limit_ends=False)
 
 
 def _build(args: PodLifeTimeArgs, handle: Handle) -> PodLifeTime:

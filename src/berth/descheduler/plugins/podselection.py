@@ -4,13 +4,14 @@ Upstream's strategies take ``namespaces: {include: [...], exclude: [...]}`` (at 
 ``labelSelector`` in their args and turn them into a pod filter (``podutil.Options``); `read_pod_selection`
 reads and validates both into a `PodSelection`. Also here, as in upstream's ``podutil`` and ``utils``: the
 pods that count as being on a node (`is_active`: not Succeeded or Failed), `is_terminating`, the pod's QoS
-class (`pod_qos`), the order ``SortPodsBasedOnPriorityLowToHigh`` (`sort_by_priority_low_to_high`), and
+class (`pod_qos`), the order ``SortPodsBasedOnPriorityLowToHigh`` (`sort_by_priority_low_to_high`), the
+containers' statuses and what they tell (`container_statuses`, `state_reasons`, `exit_codes`), and
 `LabelIndex`, which narrows "the pods of these namespaces matching this selector" to a few dict look-ups.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,11 +27,15 @@ __all__ = [
     "QOS_GUARANTEED",
     "LabelIndex",
     "PodSelection",
+    "container_statuses",
+    "exit_codes",
     "is_active",
     "is_terminating",
     "pod_qos",
     "read_pod_selection",
     "sort_by_priority_low_to_high",
+    "spec_priority",
+    "state_reasons",
 ]
 
 Obj = dict[str, Any]
@@ -104,6 +109,44 @@ def is_terminating(pod: Mapping[str, Any]) -> bool:
     return (pod.get("metadata") or {}).get("deletionTimestamp") is not None
 
 
+def container_statuses(
+    pod: Mapping[str, Any], *, init: bool = False, ephemeral: bool = False
+) -> list[Mapping[str, Any]]:
+    """``status.containerStatuses``, then ``initContainerStatuses`` with `init` and
+    ``ephemeralContainerStatuses`` with `ephemeral`."""
+    status = pod.get("status") or {}
+    out: list[Mapping[str, Any]] = list(status.get("containerStatuses") or ())
+    if init:
+        out += status.get("initContainerStatuses") or ()
+    if ephemeral:
+        out += status.get("ephemeralContainerStatuses") or ()
+    return out
+
+
+def state_reasons(
+    statuses: Iterable[Mapping[str, Any]], states: tuple[str, ...] = ("waiting", "terminated")
+) -> list[str]:
+    """The non-empty reasons of the container statuses' `states` (``state.waiting``, ``state.terminated``)."""
+    out: list[str] = []
+    for cs in statuses:
+        state = cs.get("state") or {}
+        for which in states:
+            got = state.get(which)
+            if got is not None and got.get("reason"):
+                out.append(str(got["reason"]))
+    return out
+
+
+def exit_codes(statuses: Iterable[Mapping[str, Any]]) -> list[int]:
+    """The exit codes of the terminated container statuses."""
+    out: list[int] = []
+    for cs in statuses:
+        terminated = (cs.get("state") or {}).get("terminated")
+        if terminated is not None:
+            out.append(int(terminated.get("exitCode") or 0))
+    return out
+
+
 def pod_qos(pod: Mapping[str, Any]) -> str:
     """The pod's QoS class: ``status.qosClass`` when set, else computed as the kubelet does from the cpu and
     memory requests and limits of its containers and init containers."""
@@ -142,22 +185,31 @@ def pod_qos(pod: Mapping[str, Any]) -> str:
     return QOS_BURSTABLE
 
 
-def _priority_order_key(pod: Mapping[str, Any]) -> tuple[int, int, int, int]:
+def spec_priority(pod: Mapping[str, Any]) -> int | None:
+    """``spec.priority`` (None when unset)."""
     priority = (pod.get("spec") or {}).get("priority")
-    annotations = (pod.get("metadata") or {}).get("annotations") or {}
-    return (
-        0 if priority is None else 1,
-        0 if priority is None else int(priority),
-        _QOS_RANK[pod_qos(pod)],
-        1 if PREFER_NO_EVICTION in annotations else 0,
-    )
+    return None if priority is None else int(priority)
 
 
-def sort_by_priority_low_to_high(pods: Iterable[Obj]) -> list[Obj]:
-    """The pods ordered as upstream's ``SortPodsBasedOnPriorityLowToHigh``: without ``spec.priority`` first,
-    then by priority ascending; equal priorities by QoS class (BestEffort, Burstable, Guaranteed), and within
-    one class the pods without the prefer-no-eviction annotation first. Ties keep their order."""
-    return sorted(pods, key=_priority_order_key)
+def sort_by_priority_low_to_high(
+    pods: Iterable[Obj], priority: Callable[[Obj], int | None] = spec_priority
+) -> list[Obj]:
+    """The pods ordered as upstream's ``SortPodsBasedOnPriorityLowToHigh``: without a priority first, then
+    by priority ascending; equal priorities by QoS class (BestEffort, Burstable, Guaranteed; an unknown
+    ``status.qosClass`` as Burstable), and within one class the pods without the prefer-no-eviction annotation
+    first. Ties keep their order. `priority` gives a pod's priority (default: ``spec.priority``)."""
+
+    def key(pod: Obj) -> tuple[int, int, int, int]:
+        value = priority(pod)
+        annotations = (pod.get("metadata") or {}).get("annotations") or {}
+        return (
+            0 if value is None else 1,
+            0 if value is None else value,
+            _QOS_RANK.get(pod_qos(pod), 1),
+            1 if PREFER_NO_EVICTION in annotations else 0,
+        )
+
+    return sorted(pods, key=key)
 
 
 class LabelIndex:

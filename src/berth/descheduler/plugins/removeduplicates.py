@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -29,7 +29,8 @@ from berth.api.taints import (
     parse_tolerations,
 )
 from berth.descheduler.args import ArgsReader
-from berth.descheduler.framework import BALANCE, EvictOutcome, Handle, PluginSpec
+from berth.descheduler.framework import BALANCE, Handle, PluginSpec
+from berth.descheduler.plugins.eviction_loop import evict_node_by_node, evictor_allows
 from berth.descheduler.plugins.podselection import EVERY_POD, PodSelection, is_active, read_pod_selection
 from berth.descheduler.view import owner_refs
 
@@ -94,12 +95,8 @@ class RemoveDuplicates:
 
     def _considered(self, pod: Obj) -> bool:
         """The pod filter: selected namespace, active, and allowed by the profile's evictor."""
-        evictor = self.handle.evictor
         return (
-            is_active(pod)
-            and self.args.selection.matches(pod)
-            and evictor.filter(pod)
-            and evictor.pre_eviction_filter(pod)
+            is_active(pod) and self.args.selection.matches(pod) and evictor_allows(self.handle.evictor, pod)
         )
 
     def balance(self, nodes: Sequence[Obj]) -> None:
@@ -135,6 +132,16 @@ class RemoveDuplicates:
                 for owner in owners:
                     duplicates.setdefault(owner, {}).setdefault(node_name, []).append(pod)
 
+        evict_node_by_node(self.handle.evictor, NAME, self._excess(duplicates, occurrences, nodes))
+
+    def _excess(
+        self,
+        duplicates: Mapping[_OwnerKey, Mapping[str, list[Obj]]],
+        occurrences: Mapping[_OwnerKey, int],
+        nodes: Sequence[Obj],
+    ) -> Iterator[list[Obj]]:
+        """Owner by owner, each node's duplicates above the owner's per-node share (its pods over its feasible
+        nodes, rounded up)."""
         feasible_cache: dict[str, tuple[str, ...]] = {}
         for owner, pods_by_node in duplicates.items():
             targets = self._target_nodes(pods_by_node, nodes, feasible_cache)
@@ -142,14 +149,8 @@ class RemoveDuplicates:
                 continue
             upper_avg = math.ceil(occurrences[owner] / len(targets))
             for pods in pods_by_node.values():
-                if len(pods) + 1 <= upper_avg:
-                    continue
-                for pod in pods[upper_avg - 1 :]:
-                    outcome = self.handle.evictor.evict(pod, NAME)
-                    if outcome is EvictOutcome.NODE_LIMIT:
-                        break
-                    if outcome is EvictOutcome.TOTAL_LIMIT:
-                        return
+                if len(pods) + 1 > upper_avg:
+                    yield pods[upper_avg - 1 :]
 
     @staticmethod
     def _target_nodes(

@@ -16,9 +16,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from berth.descheduler.args import ArgsReader, PolicyError
-from berth.descheduler.framework import DESCHEDULE, EvictOutcome, Handle, PluginSpec
-from berth.descheduler.plugins.podselection import EVERY_POD, PodSelection, read_pod_selection
+from berth.descheduler.args import ArgsReader
+from berth.descheduler.framework import DESCHEDULE, Handle, PluginSpec
+from berth.descheduler.plugins.eviction_loop import evict_node_by_node, evictor_allows
+from berth.descheduler.plugins.podselection import (
+    EVERY_POD,
+    PodSelection,
+    container_statuses,
+    read_pod_selection,
+    state_reasons,
+)
 from berth.descheduler.view import pod_phase
 
 __all__ = [
@@ -61,10 +68,7 @@ def parse_args(reader: ArgsReader) -> RemovePodsHavingTooManyRestartsArgs:
         errors.append(("podRestartThreshold", "invalid PodsHavingTooManyRestarts threshold"))
     if any(s not in ALLOWED_STATES for s in states):
         errors.append(("states", f"states must be one of [{' '.join(sorted(ALLOWED_STATES))}]"))
-    if len(errors) == 1:
-        raise reader.error(*errors[0])
-    if errors:
-        raise PolicyError("; ".join(str(reader.error(f, m)) for f, m in errors))
+    reader.raise_all(errors)
     return RemovePodsHavingTooManyRestartsArgs(
         pod_restart_threshold=threshold,
         including_init_containers=including_init,
@@ -75,20 +79,8 @@ def parse_args(reader: ArgsReader) -> RemovePodsHavingTooManyRestartsArgs:
 
 def pod_restarts(pod: Mapping[str, Any], including_init_containers: bool) -> int:
     """The restart count of the pod's containers (and init containers, when asked), summed."""
-    status = pod.get("status") or {}
-    total = sum(int(cs.get("restartCount") or 0) for cs in status.get("containerStatuses") or ())
-    if including_init_containers:
-        total += sum(int(cs.get("restartCount") or 0) for cs in status.get("initContainerStatuses") or ())
-    return total
-
-
-def _waiting_reasons(statuses: Sequence[Mapping[str, Any]]) -> list[str]:
-    out: list[str] = []
-    for cs in statuses:
-        waiting = (cs.get("state") or {}).get("waiting")
-        if waiting is not None:
-            out.append(str(waiting.get("reason") or ""))
-    return out
+    statuses = container_statuses(pod, init=including_init_containers)
+    return sum(int(cs.get("restartCount") or 0) for cs in statuses)
 
 
 class RemovePodsHavingTooManyRestarts:
@@ -105,11 +97,8 @@ class RemovePodsHavingTooManyRestarts:
         states = self.args.states
         if not states or pod_phase(pod) in states:
             return True
-        status = pod.get("status") or {}
-        reasons = _waiting_reasons(status.get("containerStatuses") or ())
-        if self.args.including_init_containers:
-            reasons += _waiting_reasons(status.get("initContainerStatuses") or ())
-        return any(r in states for r in reasons)
+        statuses = container_statuses(pod, init=self.args.including_init_containers)
+        return any(r in states for r in state_reasons(statuses, ("waiting",)))
 
     def candidate(self, pod: Obj, restarts: int) -> bool:
         """Whether the pod (with `restarts`) meets the criteria and the evictor lets it go."""
@@ -119,24 +108,20 @@ class RemovePodsHavingTooManyRestarts:
             or not self.args.selection.matches(pod)
         ):
             return False
-        evictor = self.handle.evictor
-        return evictor.filter(pod) and evictor.pre_eviction_filter(pod)
+        return evictor_allows(self.handle.evictor, pod)
 
     def deschedule(self, nodes: Sequence[Obj]) -> None:
         """Evict the pods of `nodes` that restarted too often, node by node, most restarts first."""
-        view = self.handle.view
-        evictor = self.handle.evictor
+        evict_node_by_node(self.handle.evictor, NAME, (self._chosen(node) for node in nodes))
+
+    def _chosen(self, node: Obj) -> list[Obj]:
+        """The node's candidates, most restarts first."""
         init = self.args.including_init_containers
-        for node in nodes:
-            counted = [(pod_restarts(pod, init), pod) for pod in view.pods_on(str(node["metadata"]["name"]))]
-            chosen = [(n, pod) for n, pod in counted if self.candidate(pod, n)]
-            chosen.sort(key=lambda item: -item[0])
-            for _, pod in chosen:
-                outcome = evictor.evict(pod, NAME)
-                if outcome is EvictOutcome.NODE_LIMIT:
-                    break
-                if outcome is EvictOutcome.TOTAL_LIMIT:
-                    return
+        pods = self.handle.view.pods_on(str(node["metadata"]["name"]))
+        counted = [(pod_restarts(pod, init), pod) for pod in pods]
+        chosen = [(n, pod) for n, pod in counted if self.candidate(pod, n)]
+        chosen.sort(key=lambda item: -item[0])
+        return [pod for _, pod in chosen]
 
 
 def _build(args: RemovePodsHavingTooManyRestartsArgs, handle: Handle) -> RemovePodsHavingTooManyRestarts:
