@@ -470,7 +470,7 @@ def deschedule(
             if m.obj.get("kind") == "Scenario":
                 raise _invalid(f"{m.source}: berth deschedule reads cluster objects, not a Scenario")
         try:
-            plan = plan_descheduling(objects, loaded, now=at, config=config, seed=seed)
+            plan = plan_descheduling(objects, loaded, now=at, config=config, seed=seed, validated=True)
         except (InvalidObjectError, StatusError, PolicyError) as e:
             raise _invalid(str(e)) from None
     else:

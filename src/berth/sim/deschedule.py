@@ -11,7 +11,7 @@ passed, and reports each move with the utilisation before and after as a `Desche
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -142,13 +142,19 @@ def _columns(rows: Sequence[tuple[str, ...]]) -> list[str]:
     return ["   ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
 
 
-def load_snapshot(objects: Iterable[Obj], *, now: datetime, seed: int = 0) -> tuple[MemoryStore, SimClock]:
-    """An embedded store holding `objects` as they were (identity and status kept), its time at `now`."""
+def load_snapshot(
+    objects: Iterable[Obj], *, now: datetime, seed: int = 0, validated: bool = False
+) -> tuple[MemoryStore, SimClock]:
+    """An embedded store holding `objects` as they were (identity and status kept), its time at `now`;
+    `validated`: their loader validated them already."""
     clock = SimClock()
     store = MemoryStore(clock=clock, seed=seed, epoch=now)
-    for obj in sorted(objects, key=lambda o: _ORDER.get(str(o.get("kind")), 9)):
-        store.create(obj, keep_identity=True)
+    store.load(sorted(objects, key=lambda o: _ORDER.get(str(o.get("kind")), 9)), validated=validated)
     return store, clock
+
+
+Requests = Callable[[Obj], Mapping[str, int]]
+"""A pod's requests (cpu in milli-units)."""
 
 
 class _Requests:
@@ -156,9 +162,9 @@ class _Requests:
     immutable, an unchanged pod is the same object)."""
 
     def __init__(self) -> None:
-        self._by_id: dict[int, tuple[Obj, dict[str, int]]] = {}
+        self._by_id: dict[int, tuple[Obj, Mapping[str, int]]] = {}
 
-    def __call__(self, pod: Obj) -> dict[str, int]:
+    def __call__(self, pod: Obj) -> Mapping[str, int]:
         got = self._by_id.get(id(pod))
         if got is None or got[0] is not pod:
             got = (pod, pod_requests(pod))
@@ -166,7 +172,7 @@ class _Requests:
         return got[1]
 
 
-def _account(out: dict[str, dict[str, int]], pod: Obj, sign: int, requests: _Requests) -> None:
+def _account(out: dict[str, dict[str, int]], pod: Obj, sign: int, requests: Requests) -> None:
     """Add (sign 1) or take away (-1) a pod's requests on its node, if it holds resources there."""
     node = (pod.get("spec") or {}).get("nodeName")
     if not node or (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
@@ -177,7 +183,7 @@ def _account(out: dict[str, dict[str, int]], pod: Obj, sign: int, requests: _Req
         row[r] = row.get(r, 0) + sign * v
 
 
-def _requested(pods: Iterable[Obj], requests: _Requests) -> dict[str, dict[str, int]]:
+def _requested(pods: Iterable[Obj], requests: Requests) -> dict[str, dict[str, int]]:
     """Requests summed per node over the pods that hold resources (assigned, not finished)."""
     out: dict[str, dict[str, int]] = {}
     for p in pods:
@@ -186,7 +192,7 @@ def _requested(pods: Iterable[Obj], requests: _Requests) -> dict[str, dict[str, 
 
 
 def node_usage(
-    nodes: Sequence[Obj], pods: Iterable[Obj], resources: Sequence[str], requests: _Requests | None = None
+    nodes: Sequence[Obj], pods: Iterable[Obj], resources: Sequence[str], requests: Requests | None = None
 ) -> dict[str, dict[str, float]]:
     """Per node name: requested / allocatable for each resource (0 where the node has none)."""
     requested = _requested(pods, requests or _Requests())
@@ -199,7 +205,7 @@ def node_usage(
     return out
 
 
-def _resources(pods: Iterable[Obj], requests: _Requests) -> tuple[str, ...]:
+def _resources(pods: Iterable[Obj], requests: Requests) -> tuple[str, ...]:
     extended = {r for p in pods for r in requests(p) if r not in _BASIC}
     return (*_BASIC, *sorted(extended))
 
@@ -210,10 +216,11 @@ def plan_from_evictions(
     before_pods: Sequence[Obj],
     replacements: Mapping[tuple[str, str], tuple[str, str, str | None] | None],
     placed: Sequence[Obj] = (),
+    requests: Requests | None = None,
 ) -> DeschedulingPlan:
     """Assemble the plan from a cycle's evictions: utilisation before (`before_pods`) and after (the same
-    without the evicted pods, with the `placed` replacements)."""
-    requests = _Requests()
+    without the evicted pods, with the `placed` replacements); `requests` may be a cache the caller has."""
+    requests = requests or _Requests()
     evicted = {(e.namespace, e.name) for e in evictions}
     removed = [
         p for p in before_pods if (p["metadata"].get("namespace"), p["metadata"].get("name")) in evicted
@@ -261,9 +268,11 @@ def plan_descheduling(
     now: datetime,
     config: SchedulerConfig | None = None,
     seed: int = 0,
+    validated: bool = False,
 ) -> DeschedulingPlan:
-    """Run one cycle of `policy` on a copy of `objects` at `now` and re-place what it evicts."""
-    store, clock = load_snapshot(objects, now=now, seed=seed)
+    """Run one cycle of `policy` on a copy of `objects` at `now` and re-place what it evicts (`validated`:
+    the objects' loader validated them already)."""
+    store, clock = load_snapshot(objects, now=now, seed=seed, validated=validated)
     migration = migration_args(policy)
     install_admission(store)
     plane = ControlPlane(store, clock, config=config, seed=seed, migration=migration)
@@ -280,7 +289,7 @@ def plan_descheduling(
     result = descheduler.run_cycle(now.timestamp())
     if not result.evictions:
         plane.close()
-        return plan_from_evictions((), nodes, before_pods, {})
+        return plan_from_evictions((), nodes, before_pods, {}, requests=result.view.requests)
     added: list[Obj] = []
 
     def follow(ev: WatchEvent) -> None:
@@ -328,7 +337,9 @@ def plan_descheduling(
         replacements[(e.namespace, e.name)] = (key[0], key[1], str(node) if node else None)
     # after: the cluster as it was, without the evicted pods, with their replacements where they landed
     # (whatever else the controllers and the scheduler did meanwhile is not the cycle's doing)
-    return plan_from_evictions(result.evictions, nodes, before_pods, replacements, placed)
+    return plan_from_evictions(
+        result.evictions, nodes, before_pods, replacements, placed, result.view.requests
+    )
 
 
 def _run(plane: ControlPlane, clock: SimClock, until: float) -> None:
@@ -386,7 +397,9 @@ def run_live_cycle(
     """One cycle against a live cluster: with `dry_run` on a copy of it (nothing written there), else for
     real; a real cycle reports no replacements (they come later, from the cluster's own controllers)."""
     if dry_run:
-        return plan_descheduling(read_cluster(store), policy, now=now, config=config, seed=seed)
+        return plan_descheduling(
+            read_cluster(store), policy, now=now, config=config, seed=seed, validated=True
+        )
     pods, _ = store.list(("", "Pod"))
     nodes, _ = store.list(("", "Node"))
     result = Descheduler(

@@ -15,7 +15,7 @@ import itertools
 import math
 import random
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
@@ -101,6 +101,8 @@ class MemoryStore:
         self._uid_rng = random.Random(f"berth-uid-{seed}")
         self._kept_uids: set[str] = set()
         self._name_rng = random.Random(f"berth-name-{seed}")
+        self._dry_rng = random.Random(f"berth-dry-run-{seed}")
+        self._dry_depth = 0
         self._journal: Journal | None = None
         self._recovered = False
         self._rev = 0
@@ -254,11 +256,13 @@ class MemoryStore:
         self._last_nanos = nanos
         return nanos
 
-    def _new_uid(self) -> str:
+    def _new_uid(self, dry_run: bool = False) -> str:
         """A random (seeded) version-4 uid that no object loaded with its own uid has: a snapshot that an
-        earlier run with the same seed wrote holds the uids this generator is about to produce."""
+        earlier run with the same seed wrote holds the uids this generator is about to produce. A dry run
+        draws from its own stream, so it changes nothing that later real writes generate."""
+        rng = self._dry_rng if dry_run else self._uid_rng
         while True:
-            x = self._uid_rng.getrandbits(128)
+            x = rng.getrandbits(128)
             x = (x & ~(0xF000 << 64)) | (0x4000 << 64)  # version 4
             x = (x & ~(0xC000 << 48)) | (0x8000 << 48)  # RFC 4122 variant
             h = f"{x:032x}"
@@ -266,9 +270,11 @@ class MemoryStore:
             if uid not in self._kept_uids:
                 return uid
 
-    def _generate_name(self, base: str, bucket: Mapping[tuple[str, str], Obj], ns: str) -> str:
+    def _generate_name(
+        self, base: str, bucket: Mapping[tuple[str, str], Obj], ns: str, dry_run: bool = False
+    ) -> str:
         base = base[:_MAX_GENERATE_BASE]
-        choices = self._name_rng.choices
+        choices = (self._dry_rng if dry_run else self._name_rng).choices
         while True:
             name = base + "".join(choices(_NAME_CHARS, k=5))
             if (ns, name) not in bucket:
@@ -287,12 +293,24 @@ class MemoryStore:
             name = (obj.get("metadata") or {}).get("name") or ""
             raise Invalid.of(info.kind, info.group, name, [(path, message)]) from e
 
-    def _admit(self, op: str, new: Obj, old: Obj | None) -> Obj:
-        for fn in self._admission:
-            out = fn(op, new, old)
-            if out is not None:
-                new = out
+    def _admit(self, op: str, new: Obj, old: Obj | None, dry_run: bool = False) -> Obj:
+        if dry_run:
+            self._dry_depth += 1
+        try:
+            for fn in self._admission:
+                out = fn(op, new, old)
+                if out is not None:
+                    new = out
+        finally:
+            if dry_run:
+                self._dry_depth -= 1
         return new
+
+    @property
+    def in_dry_run(self) -> bool:
+        """True while a dry-run write runs its admission hooks: a hook with side effects skips them (as kube's
+        admission plugins consult ``IsDryRun()``), and any write a hook makes meanwhile is a dry run too."""
+        return self._dry_depth > 0
 
     def _locate(self, key: ResourceKey, namespace: str | None, name: str) -> tuple[KindInfoLike, str, Obj]:
         info = self._info(key)
@@ -318,7 +336,10 @@ class MemoryStore:
         """Stamp the next revision into `obj` (whose metadata dict is private) and store/remove it.
 
         With a journal the write is made durable first: when that fails (InternalError) nothing changes.
+        Inside a dry run (a write an admission hook makes meanwhile) nothing is committed: `obj` is returned.
         """
+        if self._dry_depth:
+            return obj
         rev = self._rev + 1
         obj["metadata"]["resourceVersion"] = str(rev)
         if self._journal is not None:
@@ -450,6 +471,18 @@ class MemoryStore:
             given_created if isinstance(given_created, str) and given_created else self._timestamp()
         )
         return self._commit(ADDED, key, ns, name, new)
+
+    def load(self, objects: Iterable[Obj], *, validated: bool = False) -> None:
+        """Create `objects` as a cluster had them (`create` with ``keep_identity``), in the order given;
+        `validated` skips the validation their loader already did (manifests, an API server's objects)."""
+        saved = self._validate
+        if validated:
+            self._validate = None
+        try:
+            for obj in objects:
+                self.create(obj, keep_identity=True)
+        finally:
+            self._validate = saved
 
     def update(self, obj: Obj) -> Obj:
         """Replace an object (metadata/spec; status only for kinds without a status subresource).
