@@ -94,3 +94,22 @@ def test_a_pod_the_migration_controller_would_not_take_is_skipped() -> None:
     assert [
         e["reason"] for e in events if e.get("source", {}).get("component") == "sigs.k8s.io/descheduler"
     ] == []
+
+
+def test_the_dry_run_of_a_migrating_policy_plans_the_same_moves() -> None:
+    from datetime import UTC, datetime
+
+    from berth.api.manifest import load_manifests as load
+    from berth.sim.deschedule import plan_descheduling
+
+    objects = [m.obj for m in load([str(EXAMPLE / "snapshot.yaml")])]
+    now = datetime(2024, 1, 1, 0, 2, tzinfo=UTC)
+    plain = plan_descheduling(objects, read_policy(str(EXAMPLE / "policy.yaml")), now=now).to_dict()
+    migrated = plan_descheduling(
+        objects, read_policy(str(EXAMPLE / "policy-migration.yaml")), now=now
+    ).to_dict()
+    assert [(e["pod"]["name"], e["node"], e["replacement"]["node"]) for e in migrated["evictions"]] == [
+        ("web-74886fcc66-9xvvz", "node-1", "node-4"),
+        ("web-74886fcc66-5wxqf", "node-2", "node-3"),
+    ]
+    assert migrated["nodes"] == plain["nodes"]
