@@ -29,9 +29,7 @@ import multiprocessing as mp
 import os
 import platform
 import re
-import signal
 import ssl
-import subprocess
 import sys
 import tempfile
 import threading
@@ -47,102 +45,40 @@ import httpx
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "tests" / "serve"))
 
 from report import peak_rss_mib, publish  # noqa: E402
+from serve_helpers import Served, running  # noqa: E402
 
 from workloads import make_node, make_pod  # noqa: E402
 
-START_SECONDS = 30.0
-STOP_SECONDS = 10.0
 STALL_SECONDS = 15.0
 """A watch stream silent this long while events are still expected counts as stalled."""
-SERVE = [sys.executable, "-m", "berth", "serve"]
-"""The command that starts the server (before --data-dir, --listen and the phase's flags)."""
-CLK_TCK = os.sysconf("SC_CLK_TCK")
 EVENT = re.compile(rb'\{"type":"([A-Z]+)","object":\{.*?"name":"p-(\d+)"')
 NODE_NAME = b'"nodeName":"'
 
 
 # ----- the server ----------------------------------------------------------------------------------------
-@dataclass
-class Server:
-    process: subprocess.Popen[bytes]
-    url: str
-    data_dir: Path
-
-    @property
-    def token(self) -> str:
-        return (self.data_dir / "token").read_text().strip()
-
-    @property
-    def ca(self) -> str:
-        return str(self.data_dir / "pki" / "ca.crt")
-
-    def client(self, timeout: float = 30.0) -> httpx.Client:
-        """A keep-alive HTTP/1.1 client trusting the server's CA, with the bearer token."""
-        return httpx.Client(
-            base_url=self.url,
-            verify=ssl.create_default_context(cafile=self.ca),
-            headers={"Authorization": f"Bearer {self.token}"},
-            timeout=timeout,
-            limits=httpx.Limits(max_connections=1, max_keepalive_connections=1),
-        )
-
-    def cpu_seconds(self) -> float:
-        """User + system CPU seconds the server process has used so far."""
-        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / CLK_TCK
-
-    def rss_mib(self) -> float:
-        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return round(int(line.split()[1]) / 1024, 1)
-        return 0.0
-
-    def stderr_tail(self, chars: int = 2000) -> str:
-        return (self.data_dir / "serve.stderr").read_text(errors="replace")[-chars:]
+def client(server: Served, timeout: float = 30.0) -> httpx.Client:
+    """A keep-alive HTTP/1.1 client (one connection) trusting the server's CA, with the bearer token."""
+    return httpx.Client(
+        base_url=server.url,
+        verify=ssl.create_default_context(cafile=str(server.ca)),
+        headers={"Authorization": f"Bearer {server.token}"},
+        timeout=timeout,
+        limits=httpx.Limits(max_connections=1, max_keepalive_connections=1),
+    )
 
 
 @contextmanager
-def serving(*args: str) -> Iterator[Server]:
-    """`berth serve --data-dir <fresh temp dir> --listen 127.0.0.1:0 ARGS`, always stopped afterwards."""
-    with tempfile.TemporaryDirectory(prefix="berth-serve-load-") as tmp:
-        data_dir = Path(tmp)
-        log = (data_dir / "serve.stderr").open("wb")
-        cmd = [*SERVE, "--data-dir", str(data_dir)]
-        cmd += ["--listen", "127.0.0.1:0", *args]
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=log)
-        try:
-            yield Server(proc, _wait_ready(proc, data_dir), data_dir)
-        finally:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-                try:
-                    proc.wait(STOP_SECONDS)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
-            log.close()
-
-
-def _wait_ready(proc: subprocess.Popen[bytes], data_dir: Path) -> str:
-    deadline = time.monotonic() + START_SECONDS
-    url = None
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"berth serve exited: {(data_dir / 'serve.stderr').read_text()}")
-        if url is None:
-            found = re.search(r"listening on (https://\S+);", (data_dir / "serve.stderr").read_text())
-            url = found.group(1) if found else None
-        if url is not None:
-            try:
-                ctx = ssl.create_default_context(cafile=str(data_dir / "pki" / "ca.crt"))
-                if httpx.get(f"{url}/readyz", verify=ctx, timeout=2.0).status_code == 200:
-                    return url
-            except httpx.HTTPError:
-                pass
-        time.sleep(0.05)
-    raise RuntimeError("berth serve did not become ready")
+def serving(*args: str) -> Iterator[Served]:
+    """`berth serve --data-dir <fresh temp dir> --listen 127.0.0.1:0 ARGS` (tests/serve's starter, stderr to
+    a log file), always stopped afterwards."""
+    with (
+        tempfile.TemporaryDirectory(prefix="berth-serve-load-") as tmp,
+        running(Path(tmp), *args, log=Path(tmp) / "serve.stderr") as server,
+    ):
+        yield server
 
 
 # ----- figures -------------------------------------------------------------------------------------------
@@ -284,7 +220,7 @@ def _watcher_process(
 class Watchers:
     """`count` watches of pods from resourceVersion `rv`, in a child process."""
 
-    def __init__(self, server: Server, rv: str, count: int, mode: str) -> None:
+    def __init__(self, server: Served, rv: str, count: int, mode: str) -> None:
         ctx = mp.get_context("spawn")
         self.expected = ctx.Value("q", -1)
         self.stop = ctx.Event()
@@ -292,7 +228,7 @@ class Watchers:
         self.results = ctx.Queue()
         self.proc = ctx.Process(
             target=_watcher_process,
-            args=(server.url, server.token, server.ca, rv, count, mode, *self._sync()),
+            args=(server.url, server.token, str(server.ca), rv, count, mode, *self._sync()),
             daemon=True,
         )
         self.proc.start()
@@ -338,7 +274,7 @@ class Writes:
 
 
 def write_all(
-    server: Server,
+    server: Served,
     total: int,
     threads: int,
     make: Callable[[int], tuple[str, dict[str, Any]]],
@@ -357,7 +293,7 @@ def write_all(
     start = clock() + 0.05
 
     def run() -> None:
-        with server.client() as c:
+        with client(server) as c:
             while True:
                 i = next(counter)
                 if i >= total:
@@ -394,8 +330,8 @@ def write_all(
     return Writes(send, ack, errors)
 
 
-def list_rv(server: Server, path: str) -> str:
-    with server.client() as c:
+def list_rv(server: Served, path: str) -> str:
+    with client(server) as c:
         r = c.get(path, params={"limit": "1"})
         r.raise_for_status()
         return str(r.json()["metadata"]["resourceVersion"])
@@ -515,7 +451,7 @@ def scheduling(nodes: int, pods: int, threads: int, bind_timeout: float) -> dict
             cpu = server.cpu_seconds() - cpu0
             wall = time.monotonic() - start
             rss = server.rss_mib()
-            with server.client() as c:
+            with client(server) as c:
                 r = c.get("/api/v1/namespaces/sched-test/pods", params={"fieldSelector": "spec.nodeName="})
                 unbound_listed = len(r.json().get("items", [])) if r.status_code == 200 else -1
         finally:

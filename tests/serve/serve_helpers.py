@@ -30,6 +30,7 @@ class Served:
     process: subprocess.Popen[bytes]
     url: str
     data_dir: Path
+    log: Path | None = None
 
     @property
     def kubeconfig(self) -> Path:
@@ -53,6 +54,22 @@ class Served:
             timeout=10.0,
         )
 
+    def cpu_seconds(self) -> float:
+        """User + system CPU seconds the server process has used so far."""
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def rss_mib(self) -> float:
+        """The server's peak resident memory so far (VmHWM), in MiB."""
+        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return round(int(line.split()[1]) / 1024, 1)
+        return 0.0
+
+    def stderr_tail(self, chars: int = 2000) -> str:
+        """The end of what the server wrote on stderr (when started with a `log` file)."""
+        return self.log.read_text(errors="replace")[-chars:] if self.log is not None else ""
+
     def kubectl(
         self, *args: str, stdin: str | None = None, binary: str | None = None
     ) -> subprocess.CompletedProcess[str]:
@@ -75,14 +92,32 @@ class Served:
         return done.stdout
 
 
-def _wait_ready(proc: subprocess.Popen[bytes], data_dir: Path) -> str:
+def _listening_line(proc: subprocess.Popen[bytes], log: Path | None, deadline: float) -> str:
+    """The server's first stderr line (`berth serve: listening on ...`), from its pipe or its log file."""
+    if log is None:
+        assert proc.stderr is not None
+        return proc.stderr.readline().decode()
+    while time.monotonic() < deadline:
+        text = log.read_text(errors="replace")
+        if "\n" in text or proc.poll() is not None:
+            return text.split("\n", 1)[0] + "\n" if "\n" in text else text
+        time.sleep(0.05)
+    return log.read_text(errors="replace")
+
+
+def _wait_ready(proc: subprocess.Popen[bytes], data_dir: Path, log: Path | None = None) -> str:
     deadline = time.monotonic() + START_SECONDS
-    assert proc.stderr is not None
-    line = proc.stderr.readline().decode()
+    line = _listening_line(proc, log, deadline)
     match = re.search(r"listening on (https://\S+);", line)
-    assert match, (
-        f"berth serve did not start: {line}{proc.stderr.read().decode() if proc.poll() is not None else ''}"
-    )
+    if not match:
+        rest = ""
+        if proc.poll() is not None:
+            rest = (
+                log.read_text(errors="replace")
+                if log is not None
+                else (proc.stderr.read().decode() if proc.stderr else "")
+            )
+        raise AssertionError(f"berth serve did not start: {line}{rest}")
     url = match.group(1)
     ca = data_dir / "pki" / "ca.crt"
     while time.monotonic() < deadline:
@@ -99,8 +134,9 @@ def _wait_ready(proc: subprocess.Popen[bytes], data_dir: Path) -> str:
     raise AssertionError("berth serve did not become ready")
 
 
-def start(data_dir: Path, *args: str) -> Served:
-    """Start `berth serve --data-dir DATA_DIR --listen 127.0.0.1:0 ARGS...` and wait until it is ready."""
+def start(data_dir: Path, *args: str, log: Path | None = None) -> Served:
+    """Start `berth serve --data-dir DATA_DIR --listen 127.0.0.1:0 ARGS...` and wait until it is ready; with
+    `log` its stderr goes to that file (a long run's output would fill a pipe nobody reads)."""
     cmd: Sequence[str] = [
         sys.executable,
         "-m",
@@ -112,18 +148,22 @@ def start(data_dir: Path, *args: str) -> Served:
         "127.0.0.1:0",
         *args,
     ]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    if log is None:
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    else:
+        with log.open("wb") as err:
+            proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
     try:
-        return Served(proc, _wait_ready(proc, data_dir), data_dir)
+        return Served(proc, _wait_ready(proc, data_dir, log), data_dir, log)
     except BaseException:
         stop(proc)
         raise
 
 
 @contextmanager
-def running(data_dir: Path, *args: str) -> Iterator[Served]:
+def running(data_dir: Path, *args: str, log: Path | None = None) -> Iterator[Served]:
     """A started server (see `start`), always stopped afterwards."""
-    served = start(data_dir, *args)
+    served = start(data_dir, *args, log=log)
     try:
         yield served
     finally:
