@@ -171,25 +171,35 @@ def test_the_path_parameters_and_the_responses(document: Message) -> None:
     responses = named(read(one(get, 9)), 1)
     ok = read(one(responses["200"], 1))
     assert text(ok, 1) == "OK"
-    assert text(read(one(read(one(ok, 2)), 1)), 1) == "#/definitions/core.v1.Pod"
+    assert text(read(one(read(one(ok, 2)), 1)), 1) == "#/definitions/io.k8s.api.core.v1.Pod"
 
 
-def test_definitions_are_open_objects_with_their_kind(document: Message) -> None:
+def test_definitions_carry_their_kind_and_properties(document: Message) -> None:
     definitions = named(read(one(document, 9)), 1)
     assert set(definitions) == set(openapi_v2.document_v2_json()["definitions"])
-    pod = definitions["core.v1.Pod"]
+    pod = definitions["io.k8s.api.core.v1.Pod"]
     assert texts(read(one(pod, 22)), 1) == ["object"]
-    assert 25 not in pod, "no properties: kubectl reads the definition as a map of arbitrary values"
+    assert set(named(read(one(pod, 25)), 1)) == {"apiVersion", "kind", "metadata", "spec", "status"}
     assert extensions(pod, 31) == {
         "x-kubernetes-group-version-kind": [{"group": "", "version": "v1", "kind": "Pod"}],
-        "x-kubernetes-preserve-unknown-fields": True,
     }
+    spec = named(read(one(definitions["io.k8s.api.core.v1.PodSpec"], 25)), 1)
+    containers = spec["containers"]
+    items = read(one(read(one(containers, 23)), 1))
+    assert text(items, 1) == "#/definitions/io.k8s.api.core.v1.Container"
+    assert extensions(containers, 31)["x-kubernetes-patch-merge-key"] == "name"
+    priority = spec["priority"]
+    assert (texts(read(one(priority, 22)), 1), text(priority, 2)) == (["integer"], "int32")
     kinds = {
         (g["group"], g["version"], g["kind"])
         for d in definitions.values()
         for g in extensions(d, 31).get("x-kubernetes-group-version-kind", [])
     }
-    assert {("", "v1", "Node"), ("apps", "v1", "Deployment")} <= kinds
+    assert {
+        ("", "v1", "Node"),
+        ("apps", "v1", "Deployment"),
+        ("scheduling.koordinator.sh", "v1alpha1", "Reservation"),
+    } <= kinds
 
 
 def test_the_json_document_matches() -> None:
@@ -200,7 +210,7 @@ def test_the_json_document_matches() -> None:
     assert {"name": "fieldValidation", "in": "query"}.items() <= next(
         p for p in patch["parameters"] if p["name"] == "fieldValidation"
     ).items()
-    assert doc["definitions"]["core.v1.Node"]["type"] == "object"
+    assert doc["definitions"]["io.k8s.api.core.v1.Node"]["type"] == "object"
     assert openapi_v2.document_v2_protobuf() is openapi_v2.document_v2_protobuf()
 
 

@@ -5,14 +5,13 @@ they GET ``/openapi/v2`` with ``Accept: application/com.github.proto-openapi.spe
 parse the body as gnostic's ``openapi_v2.Document`` protobuf. When a kind's PATCH operation (found by its
 ``x-kubernetes-group-version-kind`` extension) declares the ``fieldValidation`` query parameter, kubectl
 leaves validation to the server; otherwise it validates the object against the definition carrying the kind
-in its own ``x-kubernetes-group-version-kind`` list. Both are published here: every PATCH declares
-``fieldValidation``, and every definition is an open object (``type: object`` without ``properties``, which
-kubectl reads as a map of arbitrary values, plus ``x-kubernetes-preserve-unknown-fields``), so a client-side
-validation, if any, accepts every field: the API server validates bodies itself.
+in its own ``x-kubernetes-group-version-kind`` list. Every PATCH here declares ``fieldValidation``; the
+definitions are the real schemas of `berth.server.openapi_schemas` (kube's names; custom kinds converted as
+apiextensions-apiserver publishes CRD schemas in v2), which ``kubectl explain --output
+plaintext-openapiv2`` reads.
 
 No operation declares ``consumes``: ``kubectl apply`` would then compute strategic merge patches from these
-(open) definitions; without it, kubectl falls back to its compiled-in types, as when ``/openapi/v2`` was
-absent.
+definitions; without it, kubectl keeps its compiled-in types (the same patch tags Berth follows).
 
 `document_v2_json` is the Swagger JSON (``Accept: application/json``); `document_v2_protobuf` the same
 document as gnostic protobuf (message and field numbers from gnostic-models ``openapiv2/OpenAPIv2.proto``),
@@ -25,6 +24,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import struct
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -32,8 +32,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from berth.api.kinds import KindInfo
+from berth.server import openapi_schemas
 from berth.server.discovery import served_kinds
 from berth.server.media import JSON_RANGES, accepted
+from berth.server.openapi import Subresource, subresources
 from berth.server.protobuf import varint
 
 __all__ = [
@@ -55,23 +57,19 @@ PROTOBUF_CONTENT_TYPES = ("application/com.github.proto-openapi.spec.v2@v1.0+pro
 JSON_CONTENT_TYPE = "application/json"
 """The media type of the Swagger JSON document."""
 
-_PATCH_DEFINITION = "io.k8s.apimachinery.pkg.apis.meta.v1.Patch"
+_PATCH_DEFINITION = openapi_schemas.PATCH
 _GVK = "x-kubernetes-group-version-kind"
 
 
 # --- the Swagger JSON document ------------------------------------------------------------------------
 
 
-def _definition_name(k: KindInfo) -> str:
-    return f"{k.group or 'core'}.{k.version}.{k.kind}"
-
-
-def _gvk(k: KindInfo) -> dict[str, str]:
-    return {"group": k.group, "version": k.version, "kind": k.kind}
+def _gvk(group: str, version: str, kind: str) -> dict[str, str]:
+    return {"group": group, "version": version, "kind": kind}
 
 
 def _ref(name: str) -> dict[str, str]:
-    return {"$ref": f"#/definitions/{name}"}
+    return {"$ref": openapi_schemas.DEFINITIONS + name}
 
 
 def _query(name: str, description: str) -> dict[str, Any]:
@@ -92,28 +90,33 @@ def _body(name: str) -> dict[str, Any]:
     return {"name": "body", "in": "body", "required": True, "schema": _ref(name)}
 
 
-def _operation(k: KindInfo, action: str, verb_id: str) -> dict[str, Any]:
+def _operation(
+    k: KindInfo, action: str, verb_id: str, schema: str, gvk: dict[str, str], kind: str | None = None
+) -> dict[str, Any]:
+    """One operation of `k`'s paths; `schema` is the definition of its body and response, `kind` the kind
+    named in its description and operationId (the subresource's, or `k`'s)."""
     params: list[dict[str, Any]] = []
     if action in ("post", "put"):
-        params = [_body(_definition_name(k)), _DRY_RUN, _FIELD_MANAGER, _FIELD_VALIDATION]
+        params = [_body(schema), _DRY_RUN, _FIELD_MANAGER, _FIELD_VALIDATION]
     elif action == "patch":
         params = [_body(_PATCH_DEFINITION), _DRY_RUN, _FIELD_MANAGER, _FIELD_VALIDATION]
     elif action == "delete":
         params = [_DRY_RUN]
-    op_id = f"{verb_id}{'Namespaced' if k.namespaced else ''}{k.kind}"
+    named = kind or k.kind
+    op_id = f"{verb_id}{'Namespaced' if k.namespaced else ''}{named}"
     return {
-        "description": f"{verb_id} the specified {k.kind}",
+        "description": f"{verb_id} the specified {named}",
         "produces": ["application/json", "application/yaml", "application/vnd.kubernetes.protobuf"],
         "schemes": ["https"],
         "tags": [f"{(k.group or 'core').replace('.', '')}_{k.version}"],
         "operationId": op_id,
         "parameters": params,
         "responses": {
-            "200": {"description": "OK", "schema": _ref(_definition_name(k))},
+            "200": {"description": "OK", "schema": _ref(schema)},
             "401": {"description": "Unauthorized"},
         },
         "x-kubernetes-action": action,
-        _GVK: _gvk(k),
+        _GVK: gvk,
     }
 
 
@@ -134,58 +137,57 @@ def _paths(k: KindInfo) -> dict[str, Any]:
     item = f"{scope}/{{name}}"
     scope_params = [_path_parameter("namespace")] if k.namespaced else []
     item_params = [_path_parameter("name"), *scope_params, _PRETTY]
+    name, listed = openapi_schemas.kind_definition(k), openapi_schemas.list_definition(k)
+    gvk = _gvk(k.group, k.version, k.kind)
     paths: dict[str, Any] = {
         scope: {
-            "get": _operation(k, "list", "list"),
-            "post": _operation(k, "post", "create"),
+            "get": _operation(k, "list", "list", listed, gvk),
+            "post": _operation(k, "post", "create", name, gvk),
             "parameters": [*scope_params, _PRETTY],
         },
         item: {
-            "get": _operation(k, "get", "read"),
-            "put": _operation(k, "put", "replace"),
-            "delete": _operation(k, "delete", "delete"),
-            "patch": _operation(k, "patch", "patch"),
+            "get": _operation(k, "get", "read", name, gvk),
+            "put": _operation(k, "put", "replace", name, gvk),
+            "delete": _operation(k, "delete", "delete", name, gvk),
+            "patch": _operation(k, "patch", "patch", name, gvk),
             "parameters": item_params,
         },
     }
     if k.has_status:
         paths[f"{item}/status"] = {
-            "get": _operation(k, "get", "read") | {"operationId": f"read{k.kind}Status"},
-            "put": _operation(k, "put", "replace") | {"operationId": f"replace{k.kind}Status"},
-            "patch": _operation(k, "patch", "patch") | {"operationId": f"patch{k.kind}Status"},
+            "get": _operation(k, "get", "read", name, gvk) | {"operationId": f"read{k.kind}Status"},
+            "put": _operation(k, "put", "replace", name, gvk) | {"operationId": f"replace{k.kind}Status"},
+            "patch": _operation(k, "patch", "patch", name, gvk) | {"operationId": f"patch{k.kind}Status"},
             "parameters": item_params,
         }
+    for sub in subresources(k):
+        paths[f"{item}/{sub.name}"] = {**_subresource_operations(k, sub), "parameters": item_params}
     return paths
+
+
+_VERBS = {"get": "read", "put": "replace", "patch": "patch", "post": "create"}
+
+
+def _subresource_operations(k: KindInfo, sub: Subresource) -> dict[str, Any]:
+    gvk = _gvk(sub.group, sub.version, sub.kind)
+    named = f"{k.kind}{sub.name.capitalize()}"
+    return {
+        action: _operation(k, action, _VERBS[action], sub.definition, gvk, kind=named)
+        for action in sub.actions
+    }
 
 
 @functools.cache
 def _document() -> dict[str, Any]:
     paths: dict[str, Any] = {}
-    definitions: dict[str, Any] = {
-        _PATCH_DEFINITION: {
-            "description": "Patch is provided to give a concrete name and type to the Kubernetes PATCH "
-            "request body.",
-            "type": "object",
-        }
-    }
     for k in served_kinds():
         for path, item in _paths(k).items():
             paths.setdefault(path, item)
-        name = _definition_name(k)
-        if name in definitions:
-            definitions[name][_GVK].append(_gvk(k))
-            continue
-        definitions[name] = {
-            "description": f"{k.kind} ({k.api_version}); validated by the API server.",
-            "type": "object",
-            _GVK: [_gvk(k)],
-            "x-kubernetes-preserve-unknown-fields": True,
-        }
     return {
         "swagger": "2.0",
         "info": {"title": "Kubernetes", "version": "v1.32.0"},
         "paths": dict(sorted(paths.items())),
-        "definitions": dict(sorted(definitions.items())),
+        "definitions": openapi_schemas.definitions_v2(),
     }
 
 
@@ -197,7 +199,7 @@ def document_v2_json() -> dict[str, Any]:
 # --- gnostic protobuf ---------------------------------------------------------------------------------
 # Field numbers are gnostic-models' openapiv2/OpenAPIv2.proto (package openapi.v2).
 
-_VARINT, _LEN = 0, 2
+_VARINT, _FIXED64, _LEN = 0, 1, 2
 
 
 def _msg(number: int, payload: bytes) -> bytes:
@@ -228,11 +230,37 @@ def _vendor_extensions(number: int, obj: Mapping[str, Any]) -> bytes:
     return bytes(out)
 
 
+def _any(number: int, value: Any) -> bytes:
+    """An ``Any`` field: Any{2 yaml} (JSON is YAML)."""
+    return _msg(number, _str(2, json.dumps(value) + "\n"))
+
+
+def _int64(number: int, value: int) -> bytes:
+    return varint(number << 3 | _VARINT) + varint(value)
+
+
+def _double(number: int, value: float) -> bytes:
+    return varint(number << 3 | _FIXED64) + struct.pack("<d", value)
+
+
 def _schema(s: Mapping[str, Any]) -> bytes:
-    """Schema: 1 _ref, 4 description, 19 required, 21 additionalProperties, 22 type, 23 items, 25 properties,
+    """Schema: 1 _ref, 2 format, 4 description, 5 default, 9 minimum, 13 pattern, 15 min_items,
+    18 min_properties, 19 required, 20 enum, 21 additionalProperties, 22 type, 23 items, 25 properties,
     31 vendor_extension."""
-    out = bytearray(_str(1, s.get("$ref", "")) + _str(4, s.get("description", "")))
+    out = bytearray(
+        _str(1, s.get("$ref", "")) + _str(2, s.get("format", "")) + _str(4, s.get("description", ""))
+    )
+    if "default" in s:
+        out += _any(5, s["default"])
+    if "minimum" in s:
+        out += _double(9, float(s["minimum"]))
+    out += _str(13, s.get("pattern", ""))
+    if "minItems" in s:
+        out += _int64(15, s["minItems"])
+    if "minProperties" in s:
+        out += _int64(18, s["minProperties"])
     out += _strs(19, s.get("required", ()))
+    out += b"".join(_any(20, value) for value in s.get("enum", ()))
     extra = s.get("additionalProperties")
     if isinstance(extra, bool):
         out += _msg(21, _bool(2, True) if extra else varint(2 << 3 | _VARINT) + b"\x00")
