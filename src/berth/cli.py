@@ -404,6 +404,13 @@ def drain(
         raise typer.Exit(1)
 
 
+class ManifestFormat(StrEnum):
+    """Output formats of commands that print manifests."""
+
+    yaml = "yaml"
+    json = "json"
+
+
 class PlanFormat(StrEnum):
     """Output formats of ``berth deschedule``."""
 
@@ -575,6 +582,22 @@ def serve(
     except OSError as e:
         typer.echo(f"error: {listen}: {e.strerror or e}", err=True)
         raise typer.Exit(1) from None
+
+
+@app.command()
+def crds(
+    output: Annotated[
+        ManifestFormat, typer.Option("-o", "--output", help="Output format.")
+    ] = ManifestFormat.yaml,
+) -> None:
+    """Print the CustomResourceDefinitions of the custom kinds Berth serves (install them before berth run)."""
+    from berth.server.crds import custom_resource_definitions
+
+    docs = custom_resource_definitions()
+    if output is ManifestFormat.json:
+        sys.stdout.write(json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}, indent=2) + "\n")
+    else:
+        sys.stdout.write(yaml.safe_dump_all(docs, sort_keys=False))
 
 
 @app.command()

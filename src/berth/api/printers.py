@@ -113,6 +113,8 @@ class Column:
     description: str = ""
     format: str = ""
     priority: int = 0
+    json_path: str = ""
+    """For a custom resource's column: the JSONPath its CRD's additionalPrinterColumns declares."""
 
     @property
     def header(self) -> str:
@@ -253,7 +255,7 @@ AGE = Column("Age", "string", object_age, _CREATED_DOC)
 
 def _crd_age(description: str = _CREATED_DOC) -> Column:
     """A CRD's Age column (``type: date`` on ``.metadata.creationTimestamp``)."""
-    return Column("Age", "date", object_age, description)
+    return Column("Age", "date", object_age, description, json_path=".metadata.creationTimestamp")
 
 
 def _crd_value(value: object) -> Cell:
@@ -281,6 +283,7 @@ def _crd_string(name: str, *path: str, description: str | None = None) -> Column
         "string",
         lambda o, now: _crd_value(_path(o, *path)),
         _crd_doc(json_path) if description is None else description,
+        json_path=json_path,
     )
 
 
@@ -765,6 +768,7 @@ EQ_USED = Column(
     "string",
     _resource_list("status", "used"),
     "Used is the current observed total usage of the resource in the namespace.",
+    json_path=".status.used",
 )
 # scheduler-plugins declares Max as ``type=integer``, which makes kube-apiserver blank every cell of it (the
 # value is a map); Berth prints the map as the string column it is.
@@ -773,6 +777,7 @@ EQ_MAX = Column(
     "string",
     _resource_list("spec", "max"),
     "Max is the set of desired max limits for each named resource.",
+    json_path=".spec.max",
 )
 EQ_AGE = _crd_age("Age is the time ElasticQuota was created.")
 
@@ -782,6 +787,7 @@ PG_MIN_MEMBER = Column(
     "integer",
     lambda o, now: _crd_integer(_path(o, "spec", "minMember")),
     "MinMember defines the minimal number of members/tasks to run the pod group.",
+    json_path=".spec.minMember",
 )
 PG_RUNNING = _crd_string("Running", "status", "running", description="The number of actively running pods.")
 PG_SUCCEEDED = _crd_string(
