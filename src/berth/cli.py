@@ -265,18 +265,15 @@ def _connect(
 ) -> Any:
     """A KubeClient for the chosen API server (tests replace this function to talk to an in-process one)."""
     from berth.remote.client import KubeClient
-    from berth.remote.kubeconfig import Connection, KubeconfigError, load_kubeconfig
+    from berth.remote.kubeconfig import KubeconfigError, connection_for
 
-    if server:
-        conn = Connection(server, token, not insecure)
-    else:
-        try:
-            conn = load_kubeconfig(str(kubeconfig) if kubeconfig else None, context)
-        except KubeconfigError as e:
-            raise _invalid(str(e)) from None
-        if token or insecure:
-            conn = Connection(conn.server, token or conn.token, False if insecure else conn.verify, conn.cert)
-    return KubeClient(conn.server, token=conn.token, verify=conn.verify, cert=conn.cert)
+    try:
+        conn = connection_for(
+            str(kubeconfig) if kubeconfig else None, context, server=server, token=token, insecure=insecure
+        )
+    except KubeconfigError as e:
+        raise _invalid(str(e)) from None
+    return KubeClient.connect(conn)
 
 
 def _server_error(e: Exception) -> typer.Exit:

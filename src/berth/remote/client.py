@@ -1,15 +1,21 @@
 """A small Kubernetes API client over httpx: wire-form dicts in and out; a refusal raises the
-`berth.api.errors.StatusError` its metav1.Status names (the one place a remote Status becomes an exception)."""
+`berth.api.errors.StatusError` its metav1.Status names (the one place a remote Status becomes an exception).
+
+`KubeClient.connect` builds one from a `berth.remote.kubeconfig.Connection` (a kubeconfig context read by
+kubernetes-asyncio's loader, or the in-cluster service account): its TLS context, proxy, server name and
+Authorization header, renewed on expiry or on a 401 answer."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+import ssl
+from collections.abc import Generator, Iterator, Mapping
 from typing import Any
 
 import httpx
 
 from berth.api.errors import StatusError, error_from_status
+from berth.remote.kubeconfig import Connection, Credentials, KubeconfigError, tls_context
 
 Obj = dict[str, Any]
 
@@ -17,32 +23,82 @@ __all__ = ["KubeClient", "ServerUnreachable"]
 
 
 class ServerUnreachable(Exception):
-    """The API server could not be reached (no answer, refused connection, TLS failure, ...)."""
+    """The API server could not be reached (no answer, refused connection, TLS failure, credential plugin
+    failure, ...)."""
+
+
+class _CredentialsAuth(httpx.Auth):
+    """Sets the Authorization header from renewable credentials, and retries once with a renewed header
+    when the server answers 401 Unauthorized."""
+
+    def __init__(self, credentials: Credentials) -> None:
+        self._credentials = credentials
+
+    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+        """Send with the current header; on a 401, renew it and send again if it changed."""
+        header = self._credentials.authorization()
+        if header:
+            request.headers["Authorization"] = header
+        response = yield request
+        if response.status_code != 401 or not header:
+            return
+        fresh = self._credentials.authorization(stale=header)
+        if fresh and fresh != header:
+            request.headers["Authorization"] = fresh
+            yield request
 
 
 class KubeClient:
-    """Requests against one API server (``base_url``), authenticated by bearer ``token`` or client cert."""
+    """Requests against one API server (``base_url``), authenticated by bearer ``token``, renewable
+    ``credentials`` or a client certificate."""
 
     def __init__(
         self,
         base_url: str,
         *,
         token: str | None = None,
-        verify: Any = True,
+        verify: bool | ssl.SSLContext = True,
         cert: tuple[str, str] | None = None,
         transport: httpx.BaseTransport | None = None,
         timeout: float = 30.0,
+        credentials: Credentials | None = None,
+        proxy: str | None = None,
+        tls_server_name: str | None = None,
     ) -> None:
         headers = {"Accept": "application/json"}
-        if token:
+        if token and credentials is None:
             headers["Authorization"] = f"Bearer {token}"
+        if cert is not None:  # httpx takes client certificates in the SSLContext only
+            if isinstance(verify, ssl.SSLContext):
+                verify.load_cert_chain(*cert)
+            else:
+                verify = tls_context(None, cert, insecure=not verify)
         self._http = httpx.Client(
             base_url=base_url.rstrip("/"),
             headers=headers,
             verify=verify,
-            cert=cert,
             transport=transport,
             timeout=timeout,
+            auth=_CredentialsAuth(credentials) if credentials is not None else None,
+            proxy=proxy,
+        )
+        self._extensions: dict[str, Any] = {"sni_hostname": tls_server_name} if tls_server_name else {}
+
+    @classmethod
+    def connect(
+        cls, conn: Connection, *, transport: httpx.BaseTransport | None = None, timeout: float = 30.0
+    ) -> KubeClient:
+        """A client for ``conn`` (its client certificate is already in ``conn.verify``'s context)."""
+        return cls(
+            conn.server,
+            token=conn.token,
+            verify=conn.verify,
+            cert=None if isinstance(conn.verify, ssl.SSLContext) else conn.cert,
+            transport=transport,
+            timeout=timeout,
+            credentials=conn.credentials,
+            proxy=conn.proxy,
+            tls_server_name=conn.tls_server_name,
         )
 
     def close(self) -> None:
@@ -62,8 +118,10 @@ class KubeClient:
         content = None if body is None else json.dumps(body).encode()
         headers = {"Content-Type": content_type} if body is not None else {}
         try:
-            resp = self._http.request(method, path, params=params, content=content, headers=headers)
-        except httpx.HTTPError as e:
+            resp = self._http.request(
+                method, path, params=params, content=content, headers=headers, extensions=self._extensions
+            )
+        except (httpx.HTTPError, KubeconfigError) as e:
             raise ServerUnreachable(f"{method} {path}: {e}") from None
         try:
             doc = resp.json() if resp.content else {}
@@ -76,7 +134,9 @@ class KubeClient:
     def stream_lines(self, path: str, params: Mapping[str, str]) -> Iterator[Obj]:
         """A streaming GET (a watch): each JSON line of the answer, decoded, until the server ends it."""
         try:
-            with self._http.stream("GET", path, params=params, timeout=None) as resp:
+            with self._http.stream(
+                "GET", path, params=params, timeout=None, extensions=self._extensions
+            ) as resp:
                 if resp.status_code >= 300:
                     text = resp.read().decode(errors="replace")
                     try:
@@ -87,7 +147,7 @@ class KubeClient:
                 for line in resp.iter_lines():
                     if line.strip():
                         yield json.loads(line)
-        except httpx.HTTPError as e:
+        except (httpx.HTTPError, KubeconfigError) as e:
             raise ServerUnreachable(f"GET {path}: {e}") from None
 
 
