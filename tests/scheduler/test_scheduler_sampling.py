@@ -40,11 +40,11 @@ def test_sampling_stops_after_enough_feasible_nodes_and_rotates() -> None:
     s = scheduler_with(300)  # kube: 50 - 300/125 = 48 % → 144 nodes
     fw = SimpleNamespace(percentage_of_nodes_to_score=None)
     passed = np.ones(300, dtype=np.bool_)
-    first = s._sample(fw, passed, False)  # type: ignore[arg-type]
+    first = s.scheduling._sample(fw, passed, False)  # type: ignore[arg-type]
     assert first.tolist() == list(range(144))
-    second = s._sample(fw, passed, False)  # type: ignore[arg-type]
+    second = s.scheduling._sample(fw, passed, False)  # type: ignore[arg-type]
     assert second.tolist() == list(range(144, 288))
-    third = s._sample(fw, passed, False)  # type: ignore[arg-type]
+    third = s.scheduling._sample(fw, passed, False)  # type: ignore[arg-type]
     assert third.tolist() == list(range(0, 132)) + list(range(288, 300))
 
 
@@ -53,16 +53,16 @@ def test_sampling_counts_failed_nodes_as_processed() -> None:
     fw = SimpleNamespace(percentage_of_nodes_to_score=50)  # 150 nodes
     passed = np.ones(300, dtype=np.bool_)
     passed[:100] = False
-    got = s._sample(fw, passed, False)  # type: ignore[arg-type]
+    got = s.scheduling._sample(fw, passed, False)  # type: ignore[arg-type]
     assert got.tolist() == list(range(100, 250))
-    assert s.next_start == 250
+    assert s.scheduling.next_start == 250
 
 
 def test_percentage_100_evaluates_every_node() -> None:
     s = scheduler_with(300)
     fw = SimpleNamespace(percentage_of_nodes_to_score=100)
     passed = np.ones(300, dtype=np.bool_)
-    assert s._sample(fw, passed, False).size == 300  # type: ignore[arg-type]
+    assert s.scheduling._sample(fw, passed, False).size == 300  # type: ignore[arg-type]
 
 
 def test_sampling_walks_zones_round_robin() -> None:
@@ -75,6 +75,6 @@ def test_sampling_walks_zones_round_robin() -> None:
     s = sim.scheduler
     fw = SimpleNamespace(percentage_of_nodes_to_score=None)  # 300 nodes: 144 to find
     passed = np.ones(300, dtype=np.bool_)
-    got = s._sample(fw, passed, False)  # type: ignore[arg-type]
+    got = s.scheduling._sample(fw, passed, False)  # type: ignore[arg-type]
     assert got.tolist() == list(range(48)) + list(range(100, 148)) + list(range(200, 248))
-    assert s.next_start == 144
+    assert s.scheduling.next_start == 144
