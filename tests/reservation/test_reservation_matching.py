@@ -18,7 +18,9 @@ FITS = ("node-1", "r", None)
 NO_CPU = (None, None, "0/1 nodes are available: 1 Insufficient cpu.")
 NO_AFFINITY = (None, None, "0/1 nodes are available: node(s) no reservations match reservation affinity.")
 
-RS = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs-1", "uid": "uid-rs-1"}
+# the pods' controller is of a kind Berth does not serve: the garbage collector cannot verify that it exists and
+# leaves the pods be (a ReplicaSet that does not exist would have them collected, as in kube)
+RS = {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "rs-1", "uid": "uid-rs-1"}
 
 LABEL_A = [{"labelSelector": {"matchLabels": {"app": "a"}}}]
 TAINT = {"key": "dedicated", "value": "x", "effect": "NoSchedule"}
@@ -53,37 +55,37 @@ CASES: list[tuple[str, dict[str, Any], PodBuilder, tuple[str | None, str | None,
     (
         "controller",
         {"owners": [{"controller": dict(RS)}]},
-        make_pod("p").owner("ReplicaSet", "rs-1", "uid-rs-1"),
+        make_pod("p").owner("StatefulSet", "rs-1", "uid-rs-1"),
         FITS,
     ),
     (
         "controller-not-controller-ref",
         {"owners": [{"controller": {**RS, "controller": True}}]},
-        make_pod("p").owner("ReplicaSet", "rs-1", "uid-rs-1", controller=None),
+        make_pod("p").owner("StatefulSet", "rs-1", "uid-rs-1", controller=None),
         NO_CPU,
     ),
     (
         "controller-flag-false-matches-false",
         {"owners": [{"controller": {**RS, "controller": False}}]},
-        make_pod("p").owner("ReplicaSet", "rs-1", "uid-rs-1", controller=False),
+        make_pod("p").owner("StatefulSet", "rs-1", "uid-rs-1", controller=False),
         FITS,
     ),
     (
         "controller-other-name",
         {"owners": [{"controller": {**RS, "name": "rs-2"}}]},
-        make_pod("p").owner("ReplicaSet", "rs-1", "uid-rs-1"),
+        make_pod("p").owner("StatefulSet", "rs-1", "uid-rs-1"),
         NO_CPU,
     ),
     (
         "controller-namespace",
         {"owners": [{"controller": {**RS, "namespace": "default"}}]},
-        make_pod("p").owner("ReplicaSet", "rs-1", "uid-rs-1", controller=None),
+        make_pod("p").owner("StatefulSet", "rs-1", "uid-rs-1", controller=None),
         FITS,
     ),
     (
         "controller-other-namespace",
         {"owners": [{"controller": {**RS, "namespace": "prod"}}]},
-        make_pod("p").owner("ReplicaSet", "rs-1", "uid-rs-1", controller=None),
+        make_pod("p").owner("StatefulSet", "rs-1", "uid-rs-1", controller=None),
         NO_CPU,
     ),
     ("controller-pod-without-owner", {"owners": [{"controller": dict(RS)}]}, make_pod("p"), NO_CPU),

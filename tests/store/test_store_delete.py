@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from berth.api.errors import BadRequest, Conflict, NotFound
+from berth.api.errors import Conflict, Invalid, NotFound
 from berth.clock import SimClock
 from berth.store import KindSpec, MemoryStore, copy_object, static_kinds
 from builders import make_pod
@@ -171,11 +171,15 @@ def test_delete_preconditions_and_errors() -> None:
     with pytest.raises(Conflict) as info:
         store.delete(CM, "default", "c", resource_version="7")
     assert str(info.value) == (
-        'Operation cannot be fulfilled on configmaps "c": the ResourceVersion in the precondition (7) does not '
+        'Operation cannot be fulfilled on ConfigMap "c": the ResourceVersion in the precondition (7) does not '
         "match the ResourceVersion in record (1). The object might have been modified"
     )
-    with pytest.raises(BadRequest):
+    with pytest.raises(Invalid) as invalid:
         store.delete(CM, "default", "c", propagation="Sideways")
+    assert str(invalid.value) == (
+        'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: "Sideways": supported '
+        'values: "Foreground", "Background", "Orphan", "nil"'
+    )
     with pytest.raises(NotFound, match='configmaps "nope" not found'):
         store.delete(CM, "default", "nope")
     store.delete(CM, "default", "c", resource_version="1", propagation="Background")

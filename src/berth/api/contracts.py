@@ -33,8 +33,11 @@ class Store(Protocol):
         """The global revision: the resourceVersion of the latest write (0 before any write)."""
         ...
 
-    def create(self, obj: dict[str, Any]) -> dict[str, Any]:
-        """Create an object; raises AlreadyExists, Invalid, Forbidden (admission) ... Returns the stored object."""
+    def create(self, obj: dict[str, Any], *, dry_run: bool = False) -> dict[str, Any]:
+        """Create an object; raises AlreadyExists, Invalid, Forbidden (admission) ... Returns the stored object.
+
+        `dry_run` (kube's ``dryRun=All``, as every write here takes it): the same checks and the same errors as
+        the real write, the object as it would be stored returned, nothing stored (no watch event either)."""
         ...
 
     def get(self, key: ResourceKey, namespace: str, name: str) -> dict[str, Any]:
@@ -52,11 +55,11 @@ class Store(Protocol):
         """Matching objects sorted by (namespace, name), and the list's resourceVersion."""
         ...
 
-    def update(self, obj: dict[str, Any]) -> dict[str, Any]:
+    def update(self, obj: dict[str, Any], *, dry_run: bool = False) -> dict[str, Any]:
         """Replace metadata/spec (status too for kinds without a status subresource); raises Conflict."""
         ...
 
-    def update_status(self, obj: dict[str, Any]) -> dict[str, Any]:
+    def update_status(self, obj: dict[str, Any], *, dry_run: bool = False) -> dict[str, Any]:
         """Replace only the status (the status subresource); raises Conflict."""
         ...
 
@@ -68,6 +71,7 @@ class Store(Protocol):
         patch: dict[str, Any],
         *,
         subresource: str | None = None,
+        dry_run: bool = False,
     ) -> dict[str, Any]:
         """Apply a JSON merge patch (RFC 7386) to the object or, with subresource "status", to its status."""
         ...
@@ -80,9 +84,15 @@ class Store(Protocol):
         *,
         grace_period_seconds: int | None = None,
         resource_version: str | None = None,
+        uid: str | None = None,
         propagation: str | None = None,
+        dry_run: bool = False,
     ) -> dict[str, Any]:
-        """Delete (or start gracefully deleting) an object; returns its final state."""
+        """Delete (or start gracefully deleting) an object; returns its final state.
+
+        `resource_version` and `uid` are DeleteOptions' preconditions (Conflict when they do not match);
+        `propagation` is its propagationPolicy (``Background``, ``Foreground``, ``Orphan``; None: the object's
+        finalizers or its kind decide, see `berth.api.deletion`)."""
         ...
 
     def watch(

@@ -14,6 +14,7 @@ from berth.api.watch import WatchEvent
 from berth.clock import Clock
 from berth.controllers.disruption import DisruptionController
 from berth.controllers.elasticquota import ElasticQuotaController
+from berth.controllers.garbagecollector import GarbageCollector
 from berth.controllers.kubelet import SimKubelet
 from berth.controllers.podgc import PodGCController
 from berth.controllers.podgroup import PodGroupController
@@ -66,9 +67,12 @@ class ControlPlane:
         registry: Registry | None = None,
         kubelet: bool = True,
         migration: MigrationControllerArgs | None = None,
+        garbage_collection: bool = True,
     ) -> None:
         """Wire the components to `store` (whose admission the caller installs) and `clock`; `migration`
-        configures the PodMigrationJob controller (Koordinator's defaults when None)."""
+        configures the PodMigrationJob controller (Koordinator's defaults when None). `garbage_collection`
+        False leaves out the garbage collector (a what-if over a partial snapshot, whose owners may simply not
+        have been copied, must not collect their dependents)."""
         self.clock = clock
         self.store = store
         self.events = EventRecorder(store, buffered=True)
@@ -82,6 +86,7 @@ class ControlPlane:
             store, clock, recorder=EventRecorder(store, component="controllermanager")
         )
         self.podgc = PodGCController(store, clock)
+        self.garbagecollector = GarbageCollector(store, clock) if garbage_collection else None
         self.podgroups = PodGroupController(store, clock)
         self.elasticquotas = ElasticQuotaController(store, clock)
         self.migration = MigrationController(
@@ -138,6 +143,7 @@ class ControlPlane:
         if not self._pending:
             return False
         sched, kubelet, reservations = self.scheduler, self.kubelet, self.reservations
+        gc = self.garbagecollector
         sched_kinds = sched.watched_kinds()
         while self._pending:
             ev = self._pending.popleft()
@@ -155,6 +161,8 @@ class ControlPlane:
                 self.disruption.handle_event(ev.type, obj)
             if kind in ("Pod", "Node"):
                 self.podgc.handle_event(ev.type, obj)
+            if gc is not None and kind != "Event":
+                gc.handle_event(ev.type, obj)
             if kind in ("Pod", "PodGroup"):
                 self.podgroups.handle_event(ev.type, obj)
             if kind in ("Pod", "ElasticQuota"):

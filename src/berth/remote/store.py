@@ -51,6 +51,11 @@ def _path(info: KindInfo, namespace: str | None, name: str = "", subresource: st
     return path
 
 
+def _dry(dry_run: bool) -> dict[str, str] | None:
+    """The query of a write: ``dryRun=All`` for a dry run."""
+    return {"dryRun": "All"} if dry_run else None
+
+
 def _typed(info: KindInfo, obj: Obj) -> Obj:
     """The object with its apiVersion and kind (list items and watch objects may come without)."""
     if obj.get("kind") and obj.get("apiVersion"):
@@ -119,21 +124,23 @@ class RemoteStore:
         items.sort(key=lambda o: (o["metadata"].get("namespace") or "", o["metadata"]["name"]))
         return items, rv
 
-    def create(self, obj: Obj) -> Obj:
-        """POST the object to its collection."""
+    def create(self, obj: Obj, *, dry_run: bool = False) -> Obj:
+        """POST the object to its collection (``?dryRun=All`` with `dry_run`)."""
         info, namespace, _ = self._locate(obj)
-        return self._answer(info, self.client.request("POST", _path(info, namespace), body=obj))
+        doc = self.client.request("POST", _path(info, namespace), params=_dry(dry_run), body=obj)
+        return self._answer(info, doc)
 
-    def update(self, obj: Obj) -> Obj:
-        """PUT the object (Conflict when its resourceVersion is stale)."""
+    def update(self, obj: Obj, *, dry_run: bool = False) -> Obj:
+        """PUT the object (Conflict when its resourceVersion is stale; ``?dryRun=All`` with `dry_run`)."""
         info, namespace, name = self._locate(obj)
-        return self._answer(info, self.client.request("PUT", _path(info, namespace, name), body=obj))
+        doc = self.client.request("PUT", _path(info, namespace, name), params=_dry(dry_run), body=obj)
+        return self._answer(info, doc)
 
-    def update_status(self, obj: Obj) -> Obj:
-        """PUT the object's status subresource."""
+    def update_status(self, obj: Obj, *, dry_run: bool = False) -> Obj:
+        """PUT the object's status subresource (``?dryRun=All`` with `dry_run`)."""
         info, namespace, name = self._locate(obj)
         path = _path(info, namespace, name, "status")
-        return self._answer(info, self.client.request("PUT", path, body=obj))
+        return self._answer(info, self.client.request("PUT", path, params=_dry(dry_run), body=obj))
 
     def patch(
         self,
@@ -143,11 +150,15 @@ class RemoteStore:
         patch: dict[str, Any],
         *,
         subresource: str | None = None,
+        dry_run: bool = False,
     ) -> Obj:
-        """PATCH with a JSON merge patch (RFC 7386), on the object or its `subresource`."""
+        """PATCH with a JSON merge patch (RFC 7386), on the object or its `subresource` (``?dryRun=All`` with
+        `dry_run`)."""
         info = _kind(key)
         path = _path(info, namespace, name, subresource or "")
-        doc = self.client.request("PATCH", path, body=patch, content_type="application/merge-patch+json")
+        doc = self.client.request(
+            "PATCH", path, params=_dry(dry_run), body=patch, content_type="application/merge-patch+json"
+        )
         return self._answer(info, doc)
 
     def delete(
@@ -158,15 +169,20 @@ class RemoteStore:
         *,
         grace_period_seconds: int | None = None,
         resource_version: str | None = None,
+        uid: str | None = None,
         propagation: str | None = None,
+        dry_run: bool = False,
     ) -> Obj:
         """DELETE with DeleteOptions; the server's answer (the object as deleted, or a Status)."""
         info = _kind(key)
         options: Obj = {"apiVersion": "v1", "kind": "DeleteOptions"}
         if grace_period_seconds is not None:
             options["gracePeriodSeconds"] = grace_period_seconds
-        if resource_version is not None:
-            options["preconditions"] = {"resourceVersion": resource_version}
+        preconditions = {"uid": uid, "resourceVersion": resource_version}
+        if any(v is not None for v in preconditions.values()):
+            options["preconditions"] = {k: v for k, v in preconditions.items() if v is not None}
+        if dry_run:
+            options["dryRun"] = ["All"]
         if propagation is not None:
             options["propagationPolicy"] = propagation
         return self.client.request("DELETE", _path(info, namespace, name), body=options)

@@ -182,7 +182,14 @@ class ApiServer:
         except StatusError as e:
             return _status_response(e)
         code, doc = self.rest.handle(
-            Request(method, path, query, body, content_type=_patch_type(request, method))
+            Request(
+                method,
+                path,
+                query,
+                body,
+                content_type=_patch_type(request, method),
+                user_agent=request.headers.get("user-agent", ""),
+            )
         )
         table = tables.negotiate_table(accept) if code < 300 and method == "GET" else None
         if table is not None:

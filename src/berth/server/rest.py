@@ -4,9 +4,16 @@ One request in, one (HTTP code, JSON body) out, with no transport attached: the 
 ``berth serve`` and in-process clients (tests, tools) share it. Supported: get, list (labelSelector,
 fieldSelector, limit/continue), create, update, patch (by ``Request.content_type``: JSON merge patch, RFC 6902
 JSON patch, strategic merge patch for the built-in kinds, server-side apply; 415 for other types), delete
-(gracePeriodSeconds, dryRun), deletecollection, the ``status`` and ``scale`` subresources and the pods'
+(gracePeriodSeconds, preconditions, propagationPolicy / orphanDependents: `berth.server.deleteoptions`),
+deletecollection, the ``status`` and ``scale`` subresources and the pods'
 ``eviction`` (policy/v1 Eviction, Berth's eviction API) and ``binding`` (v1 Binding). Watches are served by
 `berth.server.app`.
+
+Every write takes ``dryRun=All`` (checked as a real write, nothing stored) and, except delete,
+``fieldManager``; options kube refuses are refused the same way (422 on ``CreateOptions.meta.k8s.io``,
+``UpdateOptions``, ``PatchOptions`` or ``DeleteOptions``). Creates, updates and non-apply patches record
+``metadata.managedFields`` as kube's field manager does (`berth.server.fieldmanager`); server-side apply
+records its own (`berth.api.apply`).
 """
 
 from __future__ import annotations
@@ -39,6 +46,13 @@ from berth.api.patches import (
     json_patch,
     smp_schema,
     strategic_merge_patch,
+)
+from berth.server.deleteoptions import delete_options
+from berth.server.fieldmanager import (
+    manager_or_user_agent,
+    record_scale,
+    record_update,
+    validate_field_manager,
 )
 from berth.server.media import media_type
 from berth.store.mergepatch import merge_patch
@@ -155,6 +169,8 @@ class Request:
     body: bytes = b""
     content_type: str = ""
     """The Content-Type header; PATCH dispatches on it (empty means a JSON merge patch)."""
+    user_agent: str = ""
+    """The User-Agent header: its program name is the field manager of a write without ``fieldManager``."""
 
 
 def _by_resource() -> dict[tuple[str, str, str], KindInfo]:
@@ -279,6 +295,71 @@ def _dry_run(query: Query, body: Obj) -> bool:
     return "All" in values
 
 
+def _go_strings(values: Sequence[str]) -> str:
+    """Go's ``%#v`` of a ``[]string`` (how kube 1.32 prints an unsupported dryRun value)."""
+    return "[]string{" + ", ".join(json.dumps(v, ensure_ascii=False) for v in values) + "}"
+
+
+def _dry_run_causes(values: Sequence[Any]) -> list[tuple[str, str]]:
+    """apimachinery's ``ValidateDryRun``: every value must be ``All``."""
+    if all(v == "All" for v in values):
+        return []
+    shown = _go_strings([str(v) for v in values])
+    return [("dryRun", f'Unsupported value: {shown}: supported values: "All"')]
+
+
+_FIELD_VALIDATION = ("", "Ignore", "Strict", "Warn")
+
+
+def _first(query: Query, key: str) -> str | None:
+    """The first value of a query parameter (kube's parameter codec reads the first of repeated values)."""
+    values = query.get(key)
+    return values[0] if values else None
+
+
+def _write_options(query: Query, options: str, patch_type: str | None = None) -> tuple[bool, str]:
+    """(dry run, fieldManager) of a create, update or patch; raises Invalid on ``<options>.meta.k8s.io``
+    for what apimachinery's ValidateCreateOptions / ValidateUpdateOptions / ValidatePatchOptions refuse:
+    ``force`` on a non-apply patch, no fieldManager on an apply patch, a fieldManager over 128 bytes or with
+    unprintable characters, a dryRun other than ``All``, an unknown fieldValidation."""
+    manager = _first(query, "fieldManager") or ""
+    causes: list[tuple[str, str]] = []
+    if patch_type == APPLY_PATCH:
+        if not manager:
+            causes.append(("fieldManager", "Required value: is required for apply patch"))
+    elif patch_type is not None and "force" in query:
+        causes.append(("force", "Forbidden: may not be specified for non-apply patch"))
+    causes += validate_field_manager(manager)
+    dry = list(query.get("dryRun") or ())
+    causes += _dry_run_causes(dry)
+    validation = _first(query, "fieldValidation") or ""
+    if validation not in _FIELD_VALIDATION:
+        supported = ", ".join(json.dumps(v) for v in _FIELD_VALIDATION)
+        causes.append(
+            ("fieldValidation", f"Unsupported value: {json.dumps(validation)}: supported values: {supported}")
+        )
+    if causes:
+        raise Invalid.of(options, "meta.k8s.io", "", causes)
+    return bool(dry), manager
+
+
+def _delete_dry_run(query: Query, body: Obj, has_body: bool) -> bool:
+    """The dryRun of a delete (DeleteOptions from the body when there is one, else from the query),
+    validated as ValidateDeleteOptions does."""
+    values = body.get("dryRun") if has_body else query.get("dryRun")
+    dry = list(values) if isinstance(values, list | tuple) else ([] if values is None else [values])
+    causes = _dry_run_causes(dry)
+    if causes:
+        raise Invalid.of("DeleteOptions", "meta.k8s.io", "", causes)
+    return bool(dry)
+
+
+def _force(query: Query) -> bool:
+    """The ``force`` of an apply patch as kube decodes a bool parameter: false only for ``false`` or ``0``."""
+    value = _first(query, "force")
+    return value is not None and value != "0" and value.lower() != "false"
+
+
 class RestAPI:
     """Serves Kubernetes API requests from ``store``."""
 
@@ -326,22 +407,39 @@ class RestAPI:
                 "items": items,
             }
         if method == "POST" and not route.name:
+            dry, manager = _write_options(req.query, "CreateOptions")
             obj = _body_for(route, _json_body(req.body))
-            return 201, self.store.create(obj)
+            obj = self._track(route, None, obj, manager_or_user_agent(manager, req.user_agent))
+            return 201, self.store.create(obj, dry_run=dry)
         if method == "PUT" and route.name:
+            dry, manager = _write_options(req.query, "UpdateOptions")
             obj = _body_for(route, _json_body(req.body))
+            manager = manager_or_user_agent(manager, req.user_agent)
             if route.subresource == "status":
-                return 200, self.store.update_status(obj)
-            return 200, self.store.update(obj)
+                if not route.info.has_status:
+                    return 200, self.store.update_status(obj, dry_run=dry)  # NotFound
+                current = self.store.get(key, ns, route.name)
+                obj = self._status_write(route, current, obj, manager)
+                return 200, self.store.update_status(obj, dry_run=dry)
+            current = self.store.get(key, ns, route.name)
+            return 200, self.store.update(self._track(route, current, obj, manager), dry_run=dry)
         if method == "PATCH" and route.name and media_type(req.content_type) == APPLY_PATCH:
             return self._apply(route, req)
         if method == "PATCH" and route.name:
             return 200, self._patch(route, req)
         if method == "DELETE" and route.name and not route.subresource:
             body = _json_body(req.body) if req.body else {}
-            if _dry_run(req.query, body):
-                return 200, self.store.get(key, ns, route.name)
-            result = self.store.delete(key, ns, route.name, grace_period_seconds=_grace(req.query, body))
+            options = delete_options(req.query, body, bool(req.body))
+            result = self.store.delete(
+                key,
+                ns,
+                route.name,
+                grace_period_seconds=_grace(req.query, body),
+                uid=options.uid,
+                resource_version=options.resource_version,
+                propagation=options.propagation,
+                dry_run=_delete_dry_run(req.query, body, bool(req.body)),
+            )
             return 200, result if isinstance(result, dict) else {"kind": "Status", "status": "Success"}
         if method == "DELETE" and not route.name:
             return 200, self._delete_collection(route, req)
@@ -357,10 +455,12 @@ class RestAPI:
             label_selector=query_value(req.query, "labelSelector"),
             field_selector=query_value(req.query, "fieldSelector"),
         )
+        options = delete_options(req.query, body, bool(req.body))
+        dry = _delete_dry_run(req.query, body, bool(req.body))
         deleted: list[Obj] = []
         for obj in items:
             meta = obj["metadata"]
-            if _dry_run(req.query, body):
+            if dry:
                 deleted.append(obj)
                 continue
             try:
@@ -369,6 +469,7 @@ class RestAPI:
                     meta.get("namespace") or "",
                     meta["name"],
                     grace_period_seconds=_grace(req.query, body),
+                    propagation=options.propagation,
                 )
             except NotFound:  # deleted meanwhile
                 continue
@@ -391,11 +492,15 @@ class RestAPI:
         if method not in ("PUT", "PATCH"):
             raise _not_found(req.path)
         scale = _scale_of(current)
+        media = media_type(req.content_type)
         if method == "PUT":
+            dry, manager = _write_options(req.query, "UpdateOptions")
             wanted = _json_body(req.body)
-        elif media_type(req.content_type) == JSON_PATCH:
+        elif media == JSON_PATCH:
+            dry, manager = _write_options(req.query, "PatchOptions", media)
             wanted = json_patch(scale, _json_document(req.body))
         else:
+            dry, manager = _write_options(req.query, "PatchOptions", media)
             wanted = merge_patch(scale, _json_body(req.body))
         replicas = (wanted.get("spec") or {}).get("replicas")
         if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
@@ -408,41 +513,78 @@ class RestAPI:
         rv = (wanted.get("metadata") or {}).get("resourceVersion")
         if rv and rv != current["metadata"].get("resourceVersion"):
             raise Conflict.of(route.info.plural, route.info.group, route.name)
-        updated = self.store.patch(key, route.namespace, route.name, {"spec": {"replicas": replicas}})
-        return 200, _scale_of(updated)
+        new = {
+            **current,
+            "metadata": dict(current["metadata"]),
+            "spec": {**(current.get("spec") or {}), "replicas": replicas},
+        }
+        entries = record_scale(
+            current,
+            replicas,
+            manager=manager_or_user_agent(manager, req.user_agent),
+            now=self.store.timestamp(),
+        )
+        if entries is not None:
+            if entries:
+                new["metadata"]["managedFields"] = entries
+            else:
+                new["metadata"].pop("managedFields", None)
+        return 200, _scale_of(self.store.update(new, dry_run=dry))
 
     def _patch(self, route: Route, req: Request) -> Obj:
-        """PATCH by content type: merge patches go to the store; JSON and strategic merge patches are applied
-        to the current object here and written back with its resourceVersion (retried on Conflict)."""
+        """PATCH by content type (JSON merge patch, JSON patch, strategic merge patch): the patch is applied
+        to the current object here and the result written back with its resourceVersion (retried on
+        Conflict), with the patcher's managedFields; 415 for other types, then the options are checked."""
         media = media_type(req.content_type)
         key = (route.info.group, route.info.kind)
-        sub = route.subresource or None
-        if media in ("", MERGE_PATCH):
-            return self.store.patch(key, route.namespace, route.name, _json_body(req.body), subresource=sub)
+        schema = smp_schema(*key)
+        if media not in ("", MERGE_PATCH, JSON_PATCH) and not (
+            media == STRATEGIC_MERGE_PATCH and schema is not None
+        ):
+            raise UnsupportedMediaType.of(_patch_types(route.info))
+        dry, manager = _write_options(req.query, "PatchOptions", media or MERGE_PATCH)
         mutate: Callable[[Obj], Any]
         if media == JSON_PATCH:
-            ops = _json_document(req.body)
-            mutate = partial(json_patch, operations=ops)
-        elif media == STRATEGIC_MERGE_PATCH and (schema := smp_schema(*key)) is not None:
-            smp = _json_body(req.body)
-            mutate = partial(strategic_merge_patch, patch=smp, schema=schema)
+            mutate = partial(json_patch, operations=_json_document(req.body))
+        elif media == STRATEGIC_MERGE_PATCH and schema is not None:
+            mutate = partial(strategic_merge_patch, patch=_json_body(req.body), schema=schema)
         else:
-            raise UnsupportedMediaType.of(_patch_types(route.info))
-        return self._patch_current(route, mutate)
+            mutate = partial(merge_patch, patch=_json_body(req.body))
+        return self._patch_current(route, mutate, manager_or_user_agent(manager, req.user_agent), dry)
+
+    def _track(self, route: Route, current: Obj | None, obj: Obj, manager: str, subresource: str = "") -> Obj:
+        """`obj` (a private top-level and metadata copy) with the managedFields `manager`'s write records."""
+        info = route.info
+        return record_update(
+            current,
+            obj,
+            manager=manager,
+            schema=apply_schema(info.group, info.kind),
+            has_status=info.has_status,
+            now=self.store.timestamp(),
+            subresource=subresource,
+        )
+
+    def _status_write(self, route: Route, current: Obj, obj: Obj, manager: str) -> Obj:
+        """The object a status write of `obj` makes of `current` (its status replaced, `obj`'s
+        resourceVersion as the precondition), with the managedFields of the write (an empty list when
+        none are left, so that the store drops them)."""
+        new = {k: v for k, v in current.items() if k != "status"}
+        if "status" in obj:
+            new["status"] = obj["status"]
+        meta = new["metadata"] = dict(current["metadata"])
+        meta["resourceVersion"] = obj["metadata"].get("resourceVersion")
+        new = self._track(route, current, new, manager, "status")
+        new["metadata"].setdefault("managedFields", [])
+        return new
 
     def _apply(self, route: Route, req: Request) -> tuple[int, Obj]:
         """Server-side apply (``application/apply-patch+yaml``, query ``fieldManager`` and ``force``): create
         the object from the configuration when absent (201), else merge it with field ownership (200); the
-        write carries the read resourceVersion and a concurrent write retries, up to kube's five attempts."""
-        manager = query_value(req.query, "fieldManager") or ""
-        if not manager:
-            raise Invalid.of(
-                "PatchOptions",
-                "meta.k8s.io",
-                "",
-                [("fieldManager", "Required value: is required for apply patch")],
-            )
-        force = (query_value(req.query, "force") or "").lower() == "true"
+        write carries the read resourceVersion and a concurrent write retries, up to kube's five attempts.
+        A dry run goes through the store's checks like the real write."""
+        dry, manager = _write_options(req.query, "PatchOptions", APPLY_PATCH)
+        force = _force(req.query)
         info = route.info
         key = (info.group, info.kind)
         config = _body_for(route, _json_body(req.body))
@@ -466,24 +608,24 @@ class RestAPI:
             if wanted and wanted != rv:
                 raise Conflict.of(info.plural, info.group, route.name)
             result, changed = apply(current, now=self.store.timestamp())
-            if _dry_run(req.query, {}):
-                return (201, result) if current is None else (200, result)
             try:
                 if current is None:
-                    return 201, self.store.create(result)
+                    return 201, self.store.create(result, dry_run=dry)
                 if not changed:
                     return 200, current
                 result["metadata"]["resourceVersion"] = rv
                 if route.subresource == "status":
-                    return 200, self.store.update_status(result)
-                return 200, self.store.update(result)
+                    result["metadata"].setdefault("managedFields", [])
+                    return 200, self.store.update_status(result, dry_run=dry)
+                return 200, self.store.update(result, dry_run=dry)
             except (Conflict, AlreadyExists):
                 if wanted or attempt == _PATCH_ATTEMPTS - 1:
                     raise
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _patch_current(self, route: Route, mutate: Callable[[Obj], Any]) -> Obj:
-        """Read, patch and write back the object (its status for the status subresource).
+    def _patch_current(self, route: Route, mutate: Callable[[Obj], Any], manager: str, dry_run: bool) -> Obj:
+        """Read, patch and write back the object (its status for the status subresource), recording the
+        write in managedFields for `manager`.
 
         A resourceVersion the patch sets is a precondition (Conflict when stale); otherwise the read version
         is written and a concurrent write retries, up to kube's five attempts.
@@ -500,8 +642,11 @@ class RestAPI:
             patched["metadata"]["resourceVersion"] = rv
             try:
                 if route.subresource == "status":
-                    return self.store.update_status(patched)
-                return self.store.update(patched)
+                    if not info.has_status:
+                        return self.store.update_status(patched, dry_run=dry_run)  # NotFound
+                    status = self._status_write(route, current, patched, manager)
+                    return self.store.update_status(status, dry_run=dry_run)
+                return self.store.update(self._track(route, current, patched, manager), dry_run=dry_run)
             except Conflict:
                 if wanted or attempt == _PATCH_ATTEMPTS - 1:
                     raise

@@ -275,7 +275,11 @@ def plan_descheduling(
     store, clock = load_snapshot(objects, now=now, seed=seed, validated=validated)
     migration = migration_args(policy)
     install_admission(store)
-    plane = ControlPlane(store, clock, config=config, seed=seed, migration=migration)
+    # a copy of a cluster, possibly partial (manifests, lists taken one kind at a time): an owner missing from it
+    # is not a reason to collect its dependents, so no garbage collector runs on it
+    plane = ControlPlane(
+        store, clock, config=config, seed=seed, migration=migration, garbage_collection=False
+    )
     plane.replay()
     # the control plane catches up with the snapshot first (what a running cluster does at that instant: its
     # controllers' first syncs are due now), so the cycle's evictions reach it in eviction order, as they

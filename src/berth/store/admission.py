@@ -4,7 +4,7 @@
   an unknown class name refuses the pod.
 * Defaults the scheduler relies on: ``schedulerName``, ``terminationGracePeriodSeconds``,
   ``restartPolicy``, ``preemptionPolicy``, ``status.phase: Pending``.
-* NamespaceAutoProvision: a namespaced object's namespace is created on first use.
+* NamespaceAutoProvision: a namespaced object's namespace is created on first use (not by a dry run).
 """
 
 from __future__ import annotations
@@ -123,8 +123,8 @@ def namespace_autoprovision(
     known: set[str] = set()
 
     def admit(operation: str, obj: dict[str, Any], old: dict[str, Any] | None) -> dict[str, Any]:
-        if operation != "CREATE":
-            return obj
+        if operation != "CREATE" or getattr(store, "in_dry_run", False):
+            return obj  # kube's NamespaceAutoProvision creates nothing for a dry run
         try:
             info = lookup_kind(obj.get("apiVersion", ""), obj.get("kind", ""))
         except KeyError:

@@ -20,6 +20,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
+from berth.api.deletion import delete_option_causes, deletion_finalizers
 from berth.api.errors import (
     AlreadyExists,
     BadRequest,
@@ -52,8 +53,9 @@ DEFAULT_EPOCH = datetime(2024, 1, 1, tzinfo=UTC)
 _POD: ResourceKey = ("", "Pod")
 _NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
 _MAX_GENERATE_BASE = 58  # 63 - 5 random chars
-_PROPAGATIONS = (None, "Orphan", "Background", "Foreground")
 _NO_RESOURCE = "the server could not find the requested resource"
+_KEEP: Any = object()
+"""`_update_status`: keep the stored managedFields."""
 
 
 def _api_validator() -> Validator | None:
@@ -397,7 +399,7 @@ class MemoryStore:
 
         return remove
 
-    def create(self, obj: Obj, *, keep_identity: bool = False) -> Obj:
+    def create(self, obj: Obj, *, keep_identity: bool = False, dry_run: bool = False) -> Obj:
         """Create an object and return the stored (immutable) version.
 
         Defaults the namespace to "default" for namespaced kinds (cleared for cluster-scoped), fills
@@ -407,7 +409,14 @@ class MemoryStore:
 
         `keep_identity` keeps a given ``metadata.uid``, ``creationTimestamp`` and deletion fields (objects loaded
         as the cluster was: a snapshot, a scenario's initial objects); a uid given twice is Invalid.
+
+        `dry_run` (kube's ``dryRun=All``) runs admission (hooks see `in_dry_run`), validation and the
+        AlreadyExists check as a real create and returns the object as it would be stored, with a uid and
+        creationTimestamp but no resourceVersion, as kube-apiserver answers; nothing is committed, journaled or
+        watched, and the uid and generated name come from a dry-run stream of their own, so later real writes
+        get the same uids and names as without the dry run.
         """
+        dry_run = dry_run or self._dry_depth > 0
         if not isinstance(obj, Mapping):
             raise BadRequest("the object to create must be a JSON object")
         key = key_of(obj)
@@ -433,7 +442,7 @@ class MemoryStore:
                     "",
                     [("metadata.name", "Required value: name or generateName is required")],
                 )
-            meta["name"] = self._generate_name(base, bucket, meta.get("namespace", ""))
+            meta["name"] = self._generate_name(base, bucket, meta.get("namespace", ""), dry_run)
         given_uid = str(meta.get("uid") or "") if keep_identity else ""
         given_created = meta.get("creationTimestamp") if keep_identity else None
         given_deletion = (
@@ -449,7 +458,7 @@ class MemoryStore:
         else:
             meta.pop("generation", None)
         if self._admission:
-            new = self._admit("CREATE", new, None)
+            new = self._admit("CREATE", new, None, dry_run)
         self._check_valid(info, new)
         ns, name = self._identity(info, new)
         if (ns, name) in bucket:
@@ -460,8 +469,9 @@ class MemoryStore:
                 raise Invalid.of(
                     info.kind, info.group, name, [("metadata.uid", f'Duplicate value: "{given_uid}"')]
                 )
-            self._kept_uids.add(given_uid)
-        meta["uid"] = given_uid or self._new_uid()
+            if not dry_run:
+                self._kept_uids.add(given_uid)
+        meta["uid"] = given_uid or self._new_uid(dry_run)
         if isinstance(given_deletion[0], str) and given_deletion[0]:
             # a terminating object, as it was read: it stays terminating
             meta["deletionTimestamp"] = given_deletion[0]
@@ -470,6 +480,8 @@ class MemoryStore:
         meta["creationTimestamp"] = (
             given_created if isinstance(given_created, str) and given_created else self._timestamp()
         )
+        if dry_run:
+            return new
         return self._commit(ADDED, key, ns, name, new)
 
     def load(self, objects: Iterable[Obj], *, validated: bool = False) -> None:
@@ -484,17 +496,19 @@ class MemoryStore:
         finally:
             self._validate = saved
 
-    def update(self, obj: Obj) -> Obj:
+    def update(self, obj: Obj, *, dry_run: bool = False) -> Obj:
         """Replace an object (metadata/spec; status only for kinds without a status subresource).
 
         A non-empty metadata.resourceVersion must equal the stored one (else Conflict); empty means
         unconditional. uid, creationTimestamp and deletion fields are kept from the stored object;
         generation increases when spec changes. A no-op update writes nothing and returns the stored object.
         When the last finalizer is removed from an object whose deletion is due, the object is deleted.
+        `dry_run`: every check (admission, validation, Conflict) as a real update, and the object as it
+        would be stored (with the stored resourceVersion) returned; nothing is committed.
         """
         key, info, ns, name, old = self._stored_for_write(obj)
         self._check_rv(info, name, obj["metadata"].get("resourceVersion"), old)
-        return self._update(key, info, ns, old, copy_object(obj))
+        return self._update(key, info, ns, old, copy_object(obj), dry_run or self._dry_depth > 0)
 
     def _stored_for_write(self, obj: Obj) -> tuple[ResourceKey, KindInfoLike, str, str, Obj]:
         """The kind, namespace, name and stored version of the object an update names."""
@@ -510,10 +524,13 @@ class MemoryStore:
         if rv and rv != old["metadata"].get("resourceVersion"):
             raise Conflict.of(info.plural, info.group, name)
 
-    def _update(self, key: ResourceKey, info: KindInfoLike, ns: str, old: Obj, new: Obj) -> Obj:
-        """Finish an update of `old` to `new` (a private top-level dict and metadata dict)."""
+    def _update(
+        self, key: ResourceKey, info: KindInfoLike, ns: str, old: Obj, new: Obj, dry_run: bool = False
+    ) -> Obj:
+        """Finish an update of `old` to `new` (a private top-level dict and metadata dict); with `dry_run`
+        return the object as it would be written instead of committing it."""
         if self._admission:
-            new = self._admit("UPDATE", new, old)
+            new = self._admit("UPDATE", new, old, dry_run)
         meta = new.get("metadata")
         if not isinstance(meta, dict):
             raise BadRequest(f"{info.kind}: metadata must be an object")
@@ -561,6 +578,8 @@ class MemoryStore:
         meta["resourceVersion"] = old_meta.get("resourceVersion")
         if new == old:
             return old
+        if dry_run:
+            return new
         if (
             old_meta.get("deletionTimestamp")
             and not meta.get("finalizers")
@@ -569,14 +588,33 @@ class MemoryStore:
             return self._commit(DELETED, key, ns, name, new)
         return self._commit(MODIFIED, key, ns, name, new)
 
-    def update_status(self, obj: Obj) -> Obj:
-        """Replace only the status of an object (the status subresource); same concurrency rule as update."""
+    def update_status(self, obj: Obj, *, dry_run: bool = False) -> Obj:
+        """Replace only the status of an object (the status subresource); same concurrency rule as update.
+
+        The rest of the object is kept as stored, except ``metadata.managedFields`` when `obj` carries that
+        key (the API server's field manager records status writes there; an empty list or null removes it).
+        `dry_run`: every check as a real write, the object as it would be stored returned, nothing committed.
+        """
         key, info, ns, name, old = self._stored_for_write(obj)
         if not info.has_status:
             raise NotFound(_NO_RESOURCE, name=name, group=info.group, kind=info.plural)
         self._check_rv(info, name, obj["metadata"].get("resourceVersion"), old)
         status = obj.get("status")
-        return self._update_status(key, info, ns, old, copy_object({"s": status})["s"], "status" in obj)
+        managed = obj["metadata"].get("managedFields", _KEEP)
+        if managed is old["metadata"].get("managedFields"):
+            managed = _KEEP  # the stored list itself, as components pass it back
+        elif managed is not _KEEP:
+            managed = copy_object({"m": managed})["m"] or None
+        return self._update_status(
+            key,
+            info,
+            ns,
+            old,
+            copy_object({"s": status})["s"],
+            "status" in obj,
+            dry_run or self._dry_depth > 0,
+            managed,
+        )
 
     def bind(
         self,
@@ -656,25 +694,41 @@ class MemoryStore:
         return out
 
     def _update_status(
-        self, key: ResourceKey, info: KindInfoLike, ns: str, old: Obj, status: Any, present: bool
+        self,
+        key: ResourceKey,
+        info: KindInfoLike,
+        ns: str,
+        old: Obj,
+        status: Any,
+        present: bool,
+        dry_run: bool = False,
+        managed: Any = _KEEP,
     ) -> Obj:
-        """Write `old` with its status replaced by `status` (private); everything else is kept."""
+        """Write `old` with its status replaced by `status` (private) and, unless `managed` is _KEEP, its
+        managedFields by `managed` (None removes them); everything else is kept. `dry_run`: return, not commit."""
         new = dict(old)
-        new["metadata"] = dict(old["metadata"])
+        meta = new["metadata"] = dict(old["metadata"])
+        if managed is not _KEEP:
+            if managed:
+                meta["managedFields"] = managed
+            else:
+                meta.pop("managedFields", None)
         if present:
             new["status"] = status
         else:
             new.pop("status", None)
         if self._admission:
-            admitted = self._admit("UPDATE", copy_object(new), old)
+            admitted = self._admit("UPDATE", copy_object(new), old, dry_run)
             if "status" in admitted:
                 new["status"] = admitted["status"]
             else:
                 new.pop("status", None)
-        if new.get("status") == old.get("status") and ("status" in new) == ("status" in old):
+        if new == old:
             return old
         if key != _POD:  # a pod's status holds nothing validation checks; other kinds (Node) do
             self._check_valid(info, new)
+        if dry_run:
+            return new
         return self._commit(MODIFIED, key, ns, old["metadata"]["name"], new)
 
     def patch(
@@ -685,9 +739,12 @@ class MemoryStore:
         patch: dict[str, Any],
         *,
         subresource: str | None = None,
+        dry_run: bool = False,
     ) -> Obj:
         """Apply a JSON merge patch (RFC 7386: null deletes) to the object, or to its status with
-        subresource="status". A metadata.resourceVersion in the patch is a precondition (Conflict)."""
+        subresource="status". A metadata.resourceVersion in the patch is a precondition (Conflict).
+        `dry_run`: every check as a real patch, the patched object returned, nothing committed."""
+        dry_run = dry_run or self._dry_depth > 0
         info, ns, old = self._locate(key, namespace, name)
         if not isinstance(patch, Mapping):
             raise BadRequest("invalid JSON merge patch: the patch must be a JSON object")
@@ -700,10 +757,10 @@ class MemoryStore:
                 merged = copy_object(merged)
             elif isinstance(merged_meta, dict):
                 merged["metadata"] = dict(merged_meta)
-            return self._update(key, info, ns, old, merged)
+            return self._update(key, info, ns, old, merged, dry_run)
         if subresource != "status" or not info.has_status:
             raise NotFound(_NO_RESOURCE, name=name, group=info.group, kind=info.plural)
-        return self._update_status(key, info, ns, old, merged.get("status"), "status" in merged)
+        return self._update_status(key, info, ns, old, merged.get("status"), "status" in merged, dry_run)
 
     def delete(
         self,
@@ -713,7 +770,9 @@ class MemoryStore:
         *,
         grace_period_seconds: int | None = None,
         resource_version: str | None = None,
+        uid: str | None = None,
         propagation: str | None = None,
+        dry_run: bool = False,
     ) -> Obj:
         """Delete an object, or start its graceful deletion; returns the object's final state.
 
@@ -723,50 +782,86 @@ class MemoryStore:
         only shorten it, and a period of 0 removes the pod (DELETED). Objects with finalizers get
         deletionTimestamp (grace 0) and stay until an update removes the last finalizer. Other objects are
         removed at once. When the object is removed, the returned dict is the DELETED event's object.
-        `resource_version` is a precondition (Conflict); `propagation` is validated but there is no garbage
-        collector to act on it.
+
+        `propagation` (``Background``, ``Foreground``, ``Orphan`` or None) sets the garbage collector's
+        finalizers as kube-apiserver does (`berth.api.deletion.deletion_finalizers`): ``Foreground`` adds
+        ``foregroundDeletion``, ``Orphan`` adds ``orphan``, so the object stays (deletionTimestamp, grace 0)
+        until the garbage collector has dealt with its dependents; an unsupported value is Invalid (422). While
+        a pod's graceful deletion is pending its finalizers are not changed; an object already marked with
+        grace 0 has them recomputed (a Background delete of an object waiting in Foreground removes it).
+        `uid` and `resource_version` are preconditions (Conflict). `dry_run`: every check, the final state
+        returned, nothing committed.
         """
         info, ns, old = self._locate(key, namespace, name)
-        if propagation not in _PROPAGATIONS:
-            raise BadRequest(
-                f'propagationPolicy: Unsupported value: "{propagation}": supported values: "Foreground", '
-                '"Background", "Orphan", "nil"'
-            )
+        causes = delete_option_causes(propagation)
+        if causes:
+            raise Invalid.of("DeleteOptions", "meta.k8s.io", "", causes)
         old_meta = old["metadata"]
-        current_rv = old_meta.get("resourceVersion")
-        if resource_version and resource_version != current_rv:
-            raise Conflict(
-                f'Operation cannot be fulfilled on {qualified_resource(info.plural, info.group)} "{name}": '
+        self._check_delete_preconditions(info, name, old_meta, uid, resource_version)
+        if dry_run or self._dry_depth:
+            self._dry_depth += 1
+            try:
+                return self._delete(key, ns, name, old, grace_period_seconds, propagation)
+            finally:
+                self._dry_depth -= 1
+        return self._delete(key, ns, name, old, grace_period_seconds, propagation)
+
+    @staticmethod
+    def _check_delete_preconditions(
+        info: KindInfoLike, name: str, meta: Mapping[str, Any], uid: str | None, resource_version: str | None
+    ) -> None:
+        """rest.BeforeDelete's precondition checks (the resource named in the Conflict is the kind)."""
+        cause = ""
+        if uid and uid != meta.get("uid"):
+            cause = (
+                f"the UID in the precondition ({uid}) does not match the UID in record ({meta.get('uid')}). "
+                "The object might have been deleted and then recreated"
+            )
+        elif resource_version and resource_version != meta.get("resourceVersion"):
+            cause = (
                 f"the ResourceVersion in the precondition ({resource_version}) does not match the "
-                f"ResourceVersion in record ({current_rv}). The object might have been modified",
+                f"ResourceVersion in record ({meta.get('resourceVersion')}). The object might have been modified"
+            )
+        if cause:
+            raise Conflict(
+                f'Operation cannot be fulfilled on {qualified_resource(info.kind, info.group)} "{name}": {cause}',
                 name=name,
                 group=info.group,
-                kind=info.plural,
+                kind=info.kind,
             )
-        finalizers = bool(old_meta.get("finalizers"))
+
+    def _delete(
+        self, key: ResourceKey, ns: str, name: str, old: Obj, requested: int | None, propagation: str | None
+    ) -> Obj:
+        """kube's registry Store.Delete after the checks: graceful deletion (pods), then the finalizers."""
+        old_meta = old["metadata"]
         deleting = old_meta.get("deletionTimestamp")
-        if deleting:
-            current = old_meta.get("deletionGracePeriodSeconds")
-            if not current:
-                return old if finalizers else self._remove(key, ns, name, old, None)
-            if grace_period_seconds is None:
+        current = old_meta.get("deletionGracePeriodSeconds")
+        stamp: str | None = None  # the deletionTimestamp of a graceful deletion
+        period = 0
+        if key == _POD and deleting and current:
+            # graceful deletion pending: only a shorter period changes anything, finalizers included
+            if requested is None:
                 return old
-            period = grace_period_seconds if grace_period_seconds >= 0 else 1
+            period = requested if requested >= 0 else 1
             if period >= current:
                 return old
             when = datetime.strptime(deleting, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
-            when += timedelta(seconds=period - current)
-            stamp = when.strftime("%Y-%m-%dT%H:%M:%SZ")
-            if period == 0 and not finalizers:
-                return self._remove(key, ns, name, old, (stamp, 0))
-            return self._mark(key, ns, name, old, stamp, period, bump_generation=False)
-        if key == _POD:
-            period = self._pod_grace(old, grace_period_seconds)
-            if period > 0 or finalizers:
-                return self._mark(key, ns, name, old, self._timestamp(period), period, bump_generation=True)
-            return self._remove(key, ns, name, old, (self._timestamp(), 0))
-        if finalizers:
-            return self._mark(key, ns, name, old, self._timestamp(), 0, bump_generation=True)
+            stamp = (when + timedelta(seconds=period - current)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        elif key == _POD and not deleting:
+            period = self._pod_grace(old, requested)
+            stamp = self._timestamp(period)
+        finalizers = old_meta.get("finalizers") or []
+        changed = deletion_finalizers(finalizers, propagation)
+        pending = bool(changed if changed is not None else finalizers)
+        if stamp is not None:
+            if pending or period > 0:
+                return self._mark(key, ns, name, old, stamp, period, changed, bump_generation=not deleting)
+            return self._remove(key, ns, name, old, (stamp, 0))
+        if pending:
+            now = self._timestamp()
+            keep = deleting if deleting and deleting <= now else now
+            return self._mark(key, ns, name, old, keep, 0, changed, bump_generation=not deleting)
         return self._remove(key, ns, name, old, None)
 
     @staticmethod
@@ -792,17 +887,26 @@ class MemoryStore:
         old: Obj,
         stamp: str,
         period: int,
+        finalizers: list[str] | None = None,
         *,
         bump_generation: bool,
     ) -> Obj:
-        """Write `old` with deletionTimestamp/deletionGracePeriodSeconds set (MODIFIED)."""
+        """Write `old` with deletionTimestamp/deletionGracePeriodSeconds and, unless None, `finalizers` set
+        (MODIFIED); `old` itself when that changes nothing."""
         new = dict(old)
         meta = new["metadata"] = dict(old["metadata"])
         meta["deletionTimestamp"] = stamp
         meta["deletionGracePeriodSeconds"] = period
+        if finalizers is not None:
+            if finalizers:
+                meta["finalizers"] = finalizers
+            else:
+                meta.pop("finalizers", None)
         generation = meta.get("generation")
         if bump_generation and isinstance(generation, int) and generation > 0:
             meta["generation"] = generation + 1
+        if new == old:
+            return old
         return self._commit(MODIFIED, key, ns, name, new)
 
     def _remove(

@@ -4,18 +4,18 @@
 and runs each object's reconcile on a clock timer at the current time; pending reconciles are coalesced per
 object, so a burst of events reconciles once. Everything is single-threaded and never sleeps.
 
-It also garbage-collects what the controllers own: when a Deployment or ReplicaSet is deleted, the objects
-it controls are deleted too (background propagation; the store keeps no "orphan" choice to honour).
+What a deleted Deployment or ReplicaSet owned is left to the garbage collector
+(`berth.controllers.garbagecollector`), as in kube: these controllers only stop managing an object that is being
+deleted.
 """
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Mapping
 from typing import Any
 
 from berth.api.contracts import Recorder, Store
-from berth.api.errors import NotFound, StatusError
+from berth.api.errors import NotFound
 from berth.api.labels import LabelSelectorError, Selector, compile_label_selector
 from berth.clock import Clock, Timer
 from berth.controllers.workloads.common import (
@@ -169,8 +169,6 @@ class WorkloadControllers:
         ref = controller_of(rs)
         if type_ == "DELETED":
             self._selectors.pop(meta.get("uid", ""), None)
-            for pod in self.pods.owned_by(meta.get("uid", "")):
-                self._collect(POD_KEY, pod)
         else:
             self._enqueue(("ReplicaSet", ns, name))
         if ref is not None:
@@ -190,11 +188,6 @@ class WorkloadControllers:
             self._enqueue(("Deployment", ns, name))
             return
         self._selectors.pop(meta.get("uid", ""), None)
-        uid = meta.get("uid")
-        for rs in self.store.list(RS_KEY, ns)[0]:
-            ref = controller_of(rs)
-            if ref is not None and ref.get("uid") == uid:
-                self._collect(RS_KEY, rs)
 
     # ----- helpers ----------------------------------------------------------------------------
     def _selector(self, obj: Mapping[str, Any]) -> Selector | None:
@@ -225,11 +218,3 @@ class WorkloadControllers:
         ref = controller_of(rs)
         if ref is not None and ref.get("kind") == "Deployment":
             self._enqueue(("Deployment", ns, ref["name"]))
-
-    def _collect(self, key: tuple[str, str], obj: Mapping[str, Any]) -> None:
-        """Garbage-collect a dependent of a deleted owner."""
-        meta = obj["metadata"]
-        if meta.get("deletionTimestamp"):
-            return
-        with contextlib.suppress(StatusError):
-            self.store.delete(key, meta.get("namespace", ""), meta["name"])
