@@ -229,7 +229,7 @@ class DisruptionController:
         if type_ == "DELETED":
             self._pod_budgets.pop(key, None)
             self._prints.pop(key, None)
-            for b in old:
+            for b in sorted(old):
                 budget = budgets.get(b)
                 if budget is not None:
                     budget.members.pop(name, None)
@@ -246,10 +246,11 @@ class DisruptionController:
         fingerprint = _fingerprint(pod)
         changed = self._prints.get(key) != fingerprint
         self._prints[key] = fingerprint
-        for b in old - new:
+        # sorted: the budgets' syncs (their writes and events) must not follow the string-hash order of a set
+        for b in sorted(old - new):
             budgets[b].members.pop(name, None)
             self._enqueue((ns, b))
-        for b in new:
+        for b in sorted(new):
             budgets[b].members[name] = pod
             if changed or b not in old:
                 self._enqueue((ns, b))

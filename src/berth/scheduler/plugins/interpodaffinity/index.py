@@ -100,6 +100,10 @@ class PodIndex:
         if not rows:
             return
         snap = self._snap
+        if max(rows) >= len(snap):
+            # a node added and removed again since the last sync left rows in the log that no longer exist
+            self._rebuild(table)
+            return
         pods = table.pods
         for r in set(rows):
             old_pods = snap[r]
