@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck layers unit bench clean
+.PHONY: demo test lint typecheck layers unit bench fuzz clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,9 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/crash_journal.py
 	$(BIN)/python benchmarks/serve_crash.py
 	$(BIN)/python benchmarks/serve_load.py
+
+fuzz: $(STAMP)
+	$(BIN)/python benchmarks/fuzz.py --scenarios 10000 --workers 2
 
 clean:
 	rm -rf $(VENV)
