@@ -39,6 +39,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/descheduler_cycle.py
 	$(BIN)/python benchmarks/crash_journal.py
 	$(BIN)/python benchmarks/serve_crash.py
+	$(BIN)/python benchmarks/managed_fields.py
 	$(BIN)/python benchmarks/serve_load.py
 
 fuzz: $(STAMP)

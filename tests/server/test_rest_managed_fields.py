@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import copy
 import json
+import random
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from berth.api.apply import _child, _item_element, _list_mode, apply_schema, decode_fields, encode_fields
@@ -374,18 +375,18 @@ KINDS = [
     ("coordination.k8s.io/v1", "Lease"),
     ("example.com/v1", "Widget"),
 ]
-_KEYS = st.sampled_from(
-    [
-        "spec", "status", "labels", "containers", "ports", "env", "name", "image", "containerPort",
-        "protocol", "conditions", "type", "selector", "template", "strategy", "volumes", "finalizers",
-        "ownerReferences", "uid", "podIPs", "ip", "topologySpreadConstraints", "topologyKey", "x", "é",
-    ]
-)  # fmt: skip
+KEY_NAMES = [
+    "spec", "status", "labels", "containers", "ports", "env", "name", "image", "containerPort", "protocol",
+    "conditions", "type", "selector", "template", "strategy", "volumes", "finalizers", "ownerReferences", "uid",
+    "podIPs", "ip", "topologySpreadConstraints", "topologyKey", "x", "é",
+]  # fmt: skip
+NAN = float("nan")
+_KEYS = st.sampled_from(KEY_NAMES)
 _LEAVES = st.one_of(
     st.none(),
     st.booleans(),
     st.integers(-2, 2),
-    st.sampled_from([0.0, 1.0, float("nan"), float("inf")]),
+    st.sampled_from([0.0, 1.0, NAN, float("inf")]),
     st.sampled_from(["", "a", "b", "TCP", "ü", "true"]),
 )
 _ITEMS = st.fixed_dictionaries(
@@ -396,6 +397,7 @@ _ITEMS = st.fixed_dictionaries(
         "protocol": st.sampled_from(["TCP", "UDP"]),
         "type": st.sampled_from(["Ready", "a"]),
         "uid": st.sampled_from(["u1", "u2"]),
+        "ip": st.sampled_from(["10.0.0.1", True]),
         "image": _LEAVES,
         "ports": st.lists(st.fixed_dictionaries({"containerPort": st.sampled_from([80, 81])}), max_size=2),
     },
@@ -407,8 +409,63 @@ _VALUES = st.recursive(
     ),
     max_leaves=16,
 )
-_BODIES = st.dictionaries(_KEYS, _VALUES, max_size=4)
+_PODISH = st.fixed_dictionaries(
+    {"containers": st.lists(_ITEMS, min_size=1, max_size=4)},
+    optional={
+        **dict.fromkeys(
+            ["volumes", "conditions", "podIPs", "ports", "ownerReferences", "topologySpreadConstraints"],
+            st.lists(_ITEMS, max_size=4),
+        ),
+        "finalizers": st.lists(st.sampled_from(["a", "b", 1, True, 1.0]), max_size=4),
+        "x": _VALUES,
+    },
+)
+"""Maps with associative lists and sets (their items often with the same keys)."""
+_BODIES = st.one_of(
+    st.dictionaries(_KEYS, _VALUES, max_size=4),
+    _PODISH,
+    st.fixed_dictionaries({"spec": _PODISH}, optional={"status": _PODISH, "x": _VALUES}),
+)
+_STRIPPED_META = st.dictionaries(
+    st.sampled_from(["name", "namespace", "uid", "generation", "resourceVersion", "creationTimestamp"]),
+    st.one_of(st.sampled_from(["a", 1]), _VALUES),
+    max_size=2,
+)
 _MANAGED = st.sampled_from(["keep", "keep", "keep", "reset", "copy", "junk"])
+_REPLACEMENTS: list[Any] = [None, {}, [], 0, 1, True, 1.0, "a", NAN, {"name": "a"}, [{"name": "a"}, "a"]]
+
+
+def _mutated(value: Any, seed: int) -> Any:
+    """`value` with small seeded changes, the rest shared: scalars retyped (``True``, ``1``, ``1.0``) or
+    replaced, keys dropped or added, list items duplicated, dropped or reordered."""
+    rng = random.Random(seed)
+    retype_only = rng.random() < 0.4  # equal values of other types only: True, 1 and 1.0 are ==
+
+    def walk(v: Any) -> Any:
+        if rng.random() < 0.3:
+            return v
+        if isinstance(v, dict):
+            out = {k: walk(x) for k, x in v.items()}
+            if out and rng.random() < 0.3 and not retype_only:
+                del out[rng.choice(list(out))]
+            if rng.random() < 0.3 and not retype_only:
+                out[rng.choice(KEY_NAMES)] = rng.choice(_REPLACEMENTS)
+            return out
+        if isinstance(v, list):
+            items = [walk(x) for x in v]
+            op = 1.0 if retype_only else rng.random()
+            if items and op < 0.3:
+                items.append(items[rng.randrange(len(items))])
+            elif items and op < 0.6:
+                items.pop(rng.randrange(len(items)))
+            elif op < 0.7:
+                items.reverse()
+            return items
+        if isinstance(v, bool | int | float) and (retype_only or rng.random() < 0.7):
+            return rng.choice([int(v) if v == v and abs(v) != float("inf") else v, float(v), bool(v)])
+        return v if retype_only else rng.choice(_REPLACEMENTS)
+
+    return walk(value)
 
 
 def _plain(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -423,62 +480,85 @@ def _plain(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(fieldmanager, "_canonical", lambda tree, root=True: False)
 
 
-def _both(live: Any, new: dict[str, Any], **kw: Any) -> tuple[str, dict[str, Any]]:
-    """The repr of record_update's result with and without its shortcuts (asserted equal), and the result."""
+def _both(live: Any, new: dict[str, Any], **kw: Any) -> dict[str, Any]:
+    """record_update's result, asserted to be the same without its shortcuts (as Python values: NaN too)."""
     fast = record_update(copy.deepcopy(live), copy.deepcopy(new), **kw)
     with pytest.MonkeyPatch.context() as mp:
         _plain(mp)
         plain = record_update(copy.deepcopy(live), copy.deepcopy(new), **kw)
     assert repr(fast) == repr(plain)
-    return repr(fast), fast
+    return fast
 
 
-def _object(kind: tuple[str, str], body: dict[str, Any], labels: dict[str, Any]) -> dict[str, Any]:
-    return {"apiVersion": kind[0], "kind": kind[1], **body, "metadata": {"name": "a", "labels": labels}}
+RELABEL, RETYPE = 2**32, 2**32 - 1
+"""Seeds of writes that change the labels only, sharing everything else with the live object, and that
+change the types of numbers and booleans only (``True`` to ``1`` to ``1.0``: they stay ==)."""
+
+
+def _retyped(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _retyped(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_retyped(v) for v in value]
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int):
+        return float(value)
+    return value
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     kind=st.sampled_from(KINDS),
-    bodies=st.lists(_BODIES, min_size=2, max_size=4),
-    labels=st.lists(st.dictionaries(_KEYS, _LEAVES, max_size=3), min_size=4, max_size=4),
-    shared=st.lists(st.booleans(), min_size=4, max_size=4),
-    subresources=st.lists(st.sampled_from(["", "", "status"]), min_size=4, max_size=4),
-    managed=st.lists(_MANAGED, min_size=4, max_size=4),
+    body=_BODIES,
+    meta=_STRIPPED_META,
+    labels=st.dictionaries(_KEYS, _LEAVES, max_size=3),
+    writes=st.lists(
+        st.tuples(st.integers(0, 2**32), st.sampled_from(["", "", "status"]), _MANAGED, _BODIES), max_size=3
+    ),
     has_status=st.booleans(),
+)
+@example(  # a NaN the update keeps is a change (NaN is not itself), as True that becomes 1
+    kind=("v1", "Pod"),
+    body={"spec": {"containers": [{"name": "a", "ip": True, "n": 1}]}, "status": {"y": NAN}, "x": [NAN]},
+    meta={"name": {"x": 1}},
+    labels={},
+    writes=[(RELABEL, "", "keep", {}), (RETYPE, "", "keep", {}), (RELABEL, "status", "keep", {})],
+    has_status=False,
 )
 def test_record_update_matches_its_plain_path_on_random_objects(
     kind: tuple[str, str],
-    bodies: list[dict[str, Any]],
-    labels: list[dict[str, Any]],
-    shared: list[bool],
-    subresources: list[str],
-    managed: list[str],
+    body: dict[str, Any],
+    meta: dict[str, Any],
+    labels: dict[str, Any],
+    writes: list[tuple[int, str, str, dict[str, Any]]],
     has_status: bool,
 ) -> None:
     schema = apply_schema(kind[0].rpartition("/")[0], kind[1])
-    live: dict[str, Any] | None = None
-    for i, body in enumerate(bodies):
-        new = _object(kind, body, labels[i])
-        if live is not None and shared[i]:  # a patch's or status write's object shares what it keeps
-            new = {**live, **body, "metadata": {**live["metadata"], "labels": labels[i]}}
+    obj = {"apiVersion": kind[0], "kind": kind[1], **body, "metadata": {**meta, "labels": labels}}
+    live = _both(None, obj, manager="m", schema=schema, has_status=has_status, now="t0")
+    for i, (seed, subresource, managed, fresh) in enumerate(writes):
+        if seed in (RELABEL, RETYPE):
+            new = {**live, "metadata": {**live["metadata"], "labels": {"changed": "1"}}}
             new["metadata"].pop("managedFields", None)
-        if managed[i] == "reset":
+            if seed == RETYPE:
+                new = {k: v if k == "metadata" else _retyped(v) for k, v in new.items()}
+        elif seed % 4:  # as patches and status writes make them: what is kept is shared
+            new = {k: v for k, v in _mutated(live, seed).items() if k != "metadata"}
+            new["metadata"] = _mutated(dict(live["metadata"]), seed + 1)
+            if not isinstance(new["metadata"], dict):
+                new["metadata"] = {}
+            new["metadata"].pop("managedFields", None)
+        else:
+            new = {"apiVersion": kind[0], "kind": kind[1], **fresh, "metadata": {"labels": labels}}
+        if managed == "reset":
             new["metadata"]["managedFields"] = []
-        elif managed[i] == "copy" and live is not None:
+        elif managed == "copy":
             new["metadata"]["managedFields"] = live["metadata"].get("managedFields")
-        elif managed[i] == "junk":
+        elif managed == "junk":
             new["metadata"]["managedFields"] = [{"manager": "x", "operation": "Bogus"}]
-        subresource = subresources[i] if live is not None else ""
-        _, live = _both(
-            live,
-            new,
-            manager=f"m{i % 3}",
-            schema=schema,
-            has_status=has_status,
-            now=f"t{i}",
-            subresource=subresource,
-        )
+        kw: dict[str, Any] = {"schema": schema, "has_status": has_status, "subresource": subresource}
+        live = _both(live, new, manager=f"m{i % 2}", now=f"t{i + 1}", **kw)
 
 
 def _example_objects() -> list[dict[str, Any]]:
@@ -487,9 +567,8 @@ def _example_objects() -> list[dict[str, Any]]:
     for path in sorted(EXAMPLES.rglob("*.yaml")):
         for m in parse_manifest_text(path.read_text(), str(path)):
             out.append(m.obj)
-            for step in (
-                (m.obj.get("spec") or {}).get("steps") or [] if m.obj.get("kind") == "Scenario" else []
-            ):
+            steps = (m.obj.get("spec") or {}).get("steps") if m.obj.get("kind") == "Scenario" else None
+            for step in steps or []:
                 out.extend(step.get("create") or [])
     return out
 
@@ -503,10 +582,10 @@ def test_record_update_on_the_examples_matches_its_plain_path() -> None:
             "schema": apply_schema(group_version.rpartition("/")[0], kind),
             "has_status": True,
         }
-        _, live = _both(None, obj, manager="kubectl-create", now=T0, **kw)
+        live = _both(None, obj, manager="kubectl-create", now=T0, **kw)
         relabelled = copy.deepcopy(live)
         relabelled["metadata"]["labels"] = {**(relabelled["metadata"].get("labels") or {}), "x": "1"}
-        _, live = _both(live, relabelled, manager="kubectl-label", now=T1, **kw)
+        live = _both(live, relabelled, manager="kubectl-label", now=T1, **kw)
         status = {**live, "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}}
         _both(live, status, manager="kubelet", now=T2, subresource="status", **kw)
 
@@ -565,7 +644,7 @@ def _reference_compare(
                     elif b is _MISSING:
                         removed.add(item_path)
                 else:
-                    _reference_compare(a, b, PatchField(), "", item_path, out)  # a leaf
+                    _reference_compare(a, b, PatchField("replace"), "", item_path, out)  # a leaf
             elif len(old) >= 2 and len(new) >= 2:
                 if not fieldmanager._equal(old, new):
                     changed.add(item_path)
@@ -585,13 +664,41 @@ def _reference_compare(
     kind=st.sampled_from(KINDS),
     lhs=st.one_of(st.just(_MISSING), _BODIES),
     rhs=st.one_of(st.just(_MISSING), _BODIES),
-    edits=st.lists(st.tuples(_KEYS, _VALUES), max_size=3),
+    seed=st.integers(0, 2**32),
 )
-def test_compare_matches_the_plain_walk(
-    kind: tuple[str, str], lhs: Any, rhs: Any, edits: list[tuple[str, Any]]
-) -> None:
-    if lhs is not _MISSING and rhs is not _MISSING and edits:
-        rhs = {**lhs, **dict(edits)}  # mostly the same, sharing values
+@example(
+    kind=("v1", "Pod"),
+    lhs={"containers": [{"name": "a"}, {"name": "a", "x": 1}]},
+    rhs={"containers": [{"name": "a"}]},
+    seed=0,
+)
+@example(
+    kind=("v1", "Pod"),
+    lhs={"containers": [{"name": "a"}]},
+    rhs={"containers": [{"name": "a"}, {"name": "a"}]},
+    seed=0,
+)
+@example(
+    kind=("v1", "Pod"),
+    lhs={"containers": [{"name": "a"}, {"name": "a", "x": 1}]},
+    rhs={"containers": [{"name": "a"}, {"name": "a", "x": 1.0}]},
+    seed=0,
+)
+@example(
+    kind=("v1", "Pod"),
+    lhs={"containers": [{"name": "a", "ports": [{"containerPort": 80}]}], "x": True},
+    rhs={"containers": [{"name": "a", "ports": [{"containerPort": 80.0}]}], "x": 1},
+    seed=0,
+)
+@example(
+    kind=("v1", "Pod"),
+    lhs={"containers": None, "x": None, "y": {}},
+    rhs={"containers": [{"name": "a"}], "x": {"a": 1}, "y": None},
+    seed=0,
+)
+def test_compare_matches_the_plain_walk(kind: tuple[str, str], lhs: Any, rhs: Any, seed: int) -> None:
+    if lhs is not _MISSING and seed % 4:
+        rhs = _mutated(lhs, seed)  # mostly the same, sharing values
     root = PatchField(fields=apply_schema(kind[0].rpartition("/")[0], kind[1]))
     for top in ("spec", "x", ""):
         f, path = (_child(root, top), ("f:" + top,)) if top else (root, ())
@@ -603,30 +710,51 @@ def test_compare_matches_the_plain_walk(
 
 
 _ELEMENTS = st.sampled_from(
-    ["f:a", "f:b", "f:spec", 'k:{"name":"a"}', "k:{}", "v:1", "i:0", "i:10", "g:x", "a", "é"]
+    ["f:a", "f:b", "f:spec", 'k:{"name":"a"}', "k:{}", "v:1", "i:0", "i:10", "g:x", "a", "é", "."]
 )
-_PATHS = st.sets(st.lists(_ELEMENTS, min_size=1, max_size=4).map(tuple), max_size=10)
-_TREES = st.recursive(
-    st.just({}),
-    lambda inner: st.dictionaries(
-        st.one_of(_ELEMENTS, st.just(".")), st.one_of(inner, st.just(1)), max_size=3
-    ),
-    max_leaves=12,
+_PATHS = st.sets(
+    st.lists(_ELEMENTS.filter(lambda e: e != "."), min_size=1, max_size=4).map(tuple), max_size=10
 )
+
+
+def _spoiled(tree: dict[str, Any], seed: int) -> Any:
+    """A FieldsV1 tree with a seeded change that may leave it as `_encode_fields` makes them or not."""
+    rng = random.Random(seed)
+    nodes = [tree]
+    for node in nodes:
+        nodes.extend(v for v in node.values() if isinstance(v, dict))
+    node = rng.choice(nodes)
+    op = rng.randrange(6)
+    if op == 0 and node:
+        del node[rng.choice(list(node))]
+    elif op == 1:
+        node["."] = rng.choice([{}, {"f:x": {}}])
+    elif op == 2:
+        items = list(node.items())
+        rng.shuffle(items)
+        node.clear()
+        node.update(items)
+    elif op == 3 and node:
+        node[rng.choice(list(node))] = rng.choice([1, None, {".": {}}])
+    elif op == 4:
+        node[rng.choice(["f:zz", "", "i:1", "z"])] = {}
+    return tree
 
 
 @settings(max_examples=300, deadline=None)
-@given(paths=_PATHS, tree=_TREES, items=st.lists(st.one_of(_LEAVES, _ITEMS), max_size=4))
+@given(paths=_PATHS, seed=st.integers(0, 2**32), items=st.lists(st.one_of(_LEAVES, _ITEMS), max_size=4))
 def test_fieldsv1_helpers_match_berth_api_apply(
-    paths: set[tuple[str, ...]], tree: dict[str, Any], items: list[Any]
+    paths: set[tuple[str, ...]], seed: int, items: list[Any]
 ) -> None:
     encoded = encode_fields(paths)
     assert json.dumps(fieldmanager._encode_fields(paths)) == json.dumps(encoded)
     assert fieldmanager._canonical(encoded)
+    tree = _spoiled(json.loads(json.dumps(encoded)), seed)
     if fieldmanager._canonical(tree):  # it is what encoding its paths gives, in order
-        assert json.dumps(encode_fields(decode_fields(tree))) == json.dumps(tree)
-        for path in paths:
-            assert fieldmanager._tree_has(tree, path) == (path in decode_fields(tree))
+        owned = decode_fields(tree)
+        assert json.dumps(encode_fields(owned)) == json.dumps(tree)
+        for path in paths | {("f:zz",), ("z",)}:
+            assert fieldmanager._tree_has(tree, path) == (path in owned)
     for name, f in (
         ("ports", PatchField("merge", "containerPort")),
         ("x", PatchField("merge", "name")),

@@ -22,6 +22,11 @@ entry loses the fields this write changed or removed, and an entry left with not
   kind are never recorded; an entry's ``time`` is renewed only when its manager changed something; beyond
   ten ``Update`` entries the oldest are merged into ``ancient-changes``.
 
+This runs on every write, so it is kept cheap without changing what it records: a create whose request brings
+no managedFields is written straight to FieldsV1 as its object is walked; other writes compare only what they
+record, skip the top-level (and metadata) fields that are the same JSON on both sides, and keep the FieldsV1
+trees of the entries they do not change (when in the form written here), decoding only those they change.
+
 Not modelled: kube's defaulting (its managedFields also list the defaults applied when a body is decoded, such
 as a container's ``imagePullPolicy``), version conversion of entries and the admission-time validation of a
 request's managedFields beyond decoding them.
@@ -31,6 +36,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from operator import itemgetter
 from typing import Any
 
 import msgspec
@@ -101,9 +107,12 @@ with. Custom kinds start from nothing, as kube's unstructured objects do."""
 def prefix_from_user_agent(user_agent: str) -> str:
     """kube's ``prefixFromUserAgent``: the User-Agent up to its first ``/``, without unprintable characters,
     cut to 128 bytes."""
+    prefix = user_agent.split("/", 1)[0]
+    if prefix.isascii() and prefix.isprintable():  # a byte a character, nothing to drop
+        return prefix[:FIELD_MANAGER_MAX_LENGTH]
     out = ""
     size = 0
-    for ch in user_agent.split("/", 1)[0]:
+    for ch in prefix:
         if not ch.isprintable():
             continue
         n = len(ch.encode())
@@ -391,7 +400,7 @@ def _same(a: Any, b: Any) -> bool:
         text = _fast_json(a)
         if b"null" in text:
             return bool(_strict_json(a) == _strict_json(b))
-        return True
+        return text == _fast_json(b)
     except (TypeError, ValueError, OverflowError, msgspec.MsgspecError):
         return False
 
@@ -638,10 +647,10 @@ class _Fallback(Exception):
 
 
 def _created_fields(zero: Obj, new: Obj, meta: Obj, root: PatchField) -> Obj:
-    """The FieldsV1 tree of a create that no entry shares (what `record_update`'s comparison of `new` with
-    the kind's zero object records, kube's stripped paths left out), written as the walk goes: what `new`
-    has and `zero` lacks is added with everything below it, in FieldsV1 order; where both have a field
-    the comparison goes on as `_compare` does (the zero objects hold only maps, nulls and scalars).
+    """The FieldsV1 tree of a create without entries to take fields from: what `record_update`'s comparison
+    of `new` with the kind's zero object records (kube's stripped paths left out), written as the walk goes.
+    What `new` has and `zero` lacks is added with everything below it, in FieldsV1 order; where both have a
+    field the comparison goes on as `_compare` does (the zero objects hold only maps, nulls and scalars).
     `zero` and `new` are top-level fields (the metadata aside), `meta` the new metadata."""
     changed: set[Path] = set()
     added: list[tuple[Path, Obj]] = []
@@ -660,7 +669,7 @@ def _created_fields(zero: Obj, new: Obj, meta: Obj, root: PatchField) -> Obj:
             tree.pop(".", None)
             members.append((path, tree))
     members += [(path, {}) for path in changed - _STRIPPED]
-    members.sort(key=_first)
+    members.sort(key=itemgetter(0))
     out: Obj = {}
     for path, tree in members:  # sorted paths insert every node's children in order (f:, k:, v: elements)
         node = out
@@ -671,10 +680,6 @@ def _created_fields(zero: Obj, new: Obj, meta: Obj, root: PatchField) -> Obj:
             node = child
         node[path[-1]] = tree
     return out
-
-
-def _first(member: tuple[Path, Obj]) -> Path:
-    return member[0]
 
 
 def _create_fields(
@@ -770,7 +775,10 @@ def record_update(
 ) -> Obj:
     """`new` (a private copy, changed in place and returned) with the managedFields kube's field manager
     gives it when `manager` writes it over `live` (None: a create); `has_status` tells whether the kind has
-    a status subresource, `subresource` is ``""`` or ``"status"`` and `now` the time of the write."""
+    a status subresource, `subresource` is ``""`` or ``"status"`` and `now` the time of the write.
+
+    The ``fieldsV1`` of entries the write leaves as they were are those of `live` (or of the request's
+    managedFields), shared, not copied, as `new` may share the rest of its values with `live`."""
     meta = new.get("metadata")
     if not isinstance(meta, dict):
         meta = new["metadata"] = {}
