@@ -107,6 +107,19 @@ def _check_unique_uids(plan: Any) -> None:
             seen[str(uid)] = who
 
 
+def _create_initial(sim: Any, plan: Any) -> Any:
+    """Create the initial objects before anything runs; the plan left to run. Any object the API server
+    refuses exits 2, after one ``kubectl apply``-style line per refused object (nothing is run or printed)."""
+    from berth.sim.initial import create_initial_objects
+
+    refused, rest = create_initial_objects(sim.store, plan)
+    if refused:
+        for line in refused:
+            typer.echo(line, err=True)
+        raise typer.Exit(EXIT_INVALID)
+    return rest
+
+
 SchedulerConfigOption = Annotated[
     Path | None, typer.Option("--scheduler-config", help="KubeSchedulerConfiguration file.")
 ]
@@ -152,7 +165,7 @@ def simulate(
     if policy is not None:
         sim.enable_descheduler(policy, every)
     t0 = time.perf_counter()
-    result = sim.run(plan, until_s)
+    result = sim.run(_create_initial(sim, plan), until_s)
     for msg in [*sim.step_errors, *sim.descheduling_errors]:
         typer.echo(msg, err=True)
     objects = sim.objects()
@@ -223,7 +236,7 @@ def explain(
     sim, plan, until_s = _prepare_run(paths, scheduler_config, until, seed)
     tracer = Tracer(lambda p: p.key == key and p.kind == "Pod")
     sim.scheduler.tracer = tracer
-    sim.run(plan, until_s)
+    sim.run(_create_initial(sim, plan), until_s)
     for msg in sim.step_errors:
         typer.echo(msg, err=True)
     traces = list(tracer.of(key))

@@ -261,12 +261,31 @@ def test_priority_orders_the_queue(simulate: Simulate) -> None:
     assert r.get("Pod", "low")["spec"].get("nodeName") is None
 
 
-def test_unknown_priority_class_is_refused(simulate: Simulate) -> None:
+def test_unknown_priority_class_at_time_zero_exits_2(simulate: Simulate, tmp_path: Path) -> None:
     r = simulate(
         [make_node("n").obj(), make_pod("p").req(cpu="1", memory="1Gi").priority_class("missing").obj()]
     )
+    assert (r.exit_code, r.stdout) == (2, "")
+    assert r.stderr == (
+        f'Error from server (Forbidden): error when creating "{tmp_path}/input.yaml#1": '
+        'pods "p" is forbidden: no PriorityClass with name missing was found\n'
+    )
+
+
+def test_unknown_priority_class_in_a_step_is_refused_and_the_run_goes_on(simulate: Simulate) -> None:
+    step = {"at": "10s", "create": [make_pod("p").req(cpu="1", memory="1Gi").priority_class("missing").obj()]}
+    scenario = {
+        "apiVersion": "berth.dev/v1alpha1",
+        "kind": "Scenario",
+        "metadata": {"name": "s"},
+        "spec": {"steps": [step]},
+    }
+    r = simulate([make_node("n").obj(), scenario])
     assert r.exit_code == 0
-    assert 'pods "p" is forbidden: no PriorityClass with name missing was found' in r.stderr
+    assert r.stderr == (
+        'at 10s: Error from server (Forbidden): pods "p" is forbidden: no PriorityClass with name missing '
+        "was found\n"
+    )
     assert [o for o in r.objects() if o["kind"] == "Pod"] == []
 
 

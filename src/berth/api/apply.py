@@ -15,8 +15,8 @@ Pure functions over wire-form objects, modelled on structured-merge-diff's ``Upd
 * An object with no managedFields at all is first owned entirely by ``before-first-apply`` (operation
   Update), as kube's skip-non-applied manager does.
 
-Not modelled: version conversion of managed sets, field validation of the applied configuration and
-ownership records for non-apply writes.
+Not modelled: version conversion of managed sets and field validation of the applied configuration.
+(Non-apply writes record their ownership through ``berth.server.fieldmanager``.)
 """
 
 from __future__ import annotations

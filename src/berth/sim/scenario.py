@@ -1,7 +1,8 @@
 """Berth's Scenario format: timed create / delete / patch steps over Kubernetes objects, and node
 drain / cordon / uncordon steps.
 
-Plain objects read alongside a Scenario count as a step at 0s, in the order they were read.
+Plain objects read alongside a Scenario are the initial objects: the cluster at time 0, created in the order
+they were read, before any step of a Scenario (one at ``0s`` included).
 """
 
 from __future__ import annotations
@@ -43,7 +44,11 @@ class DrainSpec:
 
 @dataclass(slots=True)
 class Step:
-    """What happens at one virtual time."""
+    """What happens at one virtual time.
+
+    ``initial`` marks the step of the initial objects (the plain objects read beside Scenarios), whose
+    ``sources`` say where each object of ``create`` was read.
+    """
 
     at: float
     create: list[dict[str, Any]] = field(default_factory=list)
@@ -52,10 +57,8 @@ class Step:
     drain: list[DrainSpec] = field(default_factory=list)
     cordon: list[str] = field(default_factory=list)
     uncordon: list[str] = field(default_factory=list)
-
-    def has_actions(self) -> bool:
-        """Whether the step does more than create objects."""
-        return bool(self.delete or self.patch or self.drain or self.cordon or self.uncordon)
+    initial: bool = False
+    sources: list[str] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -69,6 +72,11 @@ class Plan:
     def last_step_at(self) -> float:
         """Time of the last step (0 when there is none)."""
         return max((s.at for s in self.steps), default=0.0)
+
+    @property
+    def initial(self) -> Step | None:
+        """The step of the initial objects (always the first step), or None when there are none."""
+        return self.steps[0] if self.steps and self.steps[0].initial else None
 
 
 def _is_scenario(obj: Mapping[str, Any]) -> bool:
@@ -253,7 +261,9 @@ def _scenario_steps(obj: Mapping[str, Any], source: str) -> tuple[list[Step], fl
 
 
 def build_plan(manifests: Sequence[Manifest]) -> Plan:
-    """Turn loaded manifests (objects and Scenarios) into a time-ordered Plan."""
+    """Turn loaded manifests (objects and Scenarios) into a time-ordered Plan: first the initial objects (the
+    plain objects, in read order), then the Scenarios' steps in time order."""
+    initial = Step(0.0, initial=True)
     steps: list[Step] = []
     until: float | None = None
     for m in manifests:
@@ -262,9 +272,8 @@ def build_plan(manifests: Sequence[Manifest]) -> Plan:
             steps.extend(sc_steps)
             if sc_until is not None:
                 until = sc_until if until is None else max(until, sc_until)
-        elif steps and steps[-1].at == 0.0 and not steps[-1].has_actions():
-            steps[-1].create.append(m.obj)
         else:
-            steps.append(Step(0.0, [m.obj]))
+            initial.create.append(m.obj)
+            initial.sources.append(m.source)
     steps.sort(key=lambda s: s.at)  # stable: same-time steps keep their read order
-    return Plan(steps, until)
+    return Plan([initial, *steps] if initial.create else steps, until)

@@ -1,7 +1,8 @@
 """Admission on pod creation, as the API server's built-in plugins do it.
 
 * Priority: ``spec.priority`` from ``priorityClassName`` (or the ``globalDefault`` PriorityClass);
-  an unknown class name refuses the pod.
+  an unknown class name refuses the pod. A second ``globalDefault`` PriorityClass is refused (created, or
+  another class marked so), as kube's Priority plugin refuses it.
 * Defaults the scheduler relies on: ``schedulerName``, ``terminationGracePeriodSeconds``,
   ``restartPolicy``, ``preemptionPolicy``, ``status.phase: Pending``.
 * NamespaceAutoProvision: a namespaced object's namespace is created on first use (not by a dry run).
@@ -92,6 +93,26 @@ def _resolve_priority(store: Store, pod: dict[str, Any]) -> None:
     spec.setdefault("preemptionPolicy", policy)
 
 
+def _admit_priority_class(store: Store, operation: str, pc: dict[str, Any]) -> None:
+    """At most one ``globalDefault`` PriorityClass: refuse creating another, or marking another one so."""
+    if pc.get("globalDefault") is not True:
+        return
+    items, _ = store.list(PRIORITY_CLASS_KEY)
+    defaults = [c for c in items if c.get("globalDefault") is True]
+    if not defaults:
+        return
+    # as the pods' default: the lowest value when a race left several
+    current = min(defaults, key=lambda c: (int(c.get("value", 0)), c["metadata"]["name"]))["metadata"]["name"]
+    name = pc["metadata"]["name"]
+    if operation == "CREATE" or current != name:
+        raise Forbidden.of(
+            "priorityclasses",
+            "scheduling.k8s.io",
+            name,
+            f"PriorityClass {current} is already marked as default. Only one default can exist",
+        )
+
+
 def _default_pod(pod: dict[str, Any]) -> None:
     spec = pod.setdefault("spec", {})
     spec.setdefault("schedulerName", "default-scheduler")
@@ -104,9 +125,13 @@ def _default_pod(pod: dict[str, Any]) -> None:
 def pod_admission(
     store: Store,
 ) -> Callable[[str, dict[str, Any], dict[str, Any] | None], dict[str, Any]]:
-    """The admission function for pods (priority resolution and scheduling defaults)."""
+    """The admission function of kube's Priority plugin: pods' priority resolution and scheduling defaults, and
+    the one ``globalDefault`` PriorityClass."""
 
     def admit(operation: str, obj: dict[str, Any], old: dict[str, Any] | None) -> dict[str, Any]:
+        if obj.get("kind") == "PriorityClass" and obj.get("apiVersion") == "scheduling.k8s.io/v1":
+            _admit_priority_class(store, operation, obj)
+            return obj
         if operation != "CREATE" or obj.get("kind") != "Pod" or obj.get("apiVersion") != "v1":
             return obj
         _default_pod(obj)

@@ -1,0 +1,41 @@
+"""The initial objects of a simulation: created before anything runs, through the API server's admission.
+
+The initial objects (the plain objects read beside Scenarios) are the cluster at time 0. An object among them
+that kube-apiserver would refuse (its admission, e.g. a pod naming a PriorityClass no input defines, its
+validation, or an object of the same name already there) is an error in the input, not an event of the run:
+every refusal is reported, in read order, with ``kubectl apply``'s words, and the caller runs nothing.
+Objects created by Scenario steps are requests made while the cluster runs; their refusals are the run's
+business (it reports them and goes on, as ``kubectl apply`` would).
+"""
+
+from __future__ import annotations
+
+from berth.api.errors import StatusError
+from berth.sim.scenario import Plan
+from berth.store import MemoryStore
+
+__all__ = ["create_initial_objects", "refusal_line"]
+
+
+def refusal_line(source: str, error: StatusError) -> str:
+    """``kubectl apply``'s report of a refused create of the object read from ``source``."""
+    return f'Error from server ({error.reason}): error when creating "{source}": {error.message}'
+
+
+def create_initial_objects(store: MemoryStore, plan: Plan) -> tuple[list[str], Plan]:
+    """Create ``plan``'s initial objects in ``store`` now, in read order, as the API server admits them.
+
+    Returns the refusals (one line per refused object, all of them; empty when every object was created) and
+    the plan left to run: the same steps without the initial one, which is done. Objects keep their given
+    identity (uid, creationTimestamp), as when the run creates them.
+    """
+    step = plan.initial
+    if step is None:
+        return [], plan
+    refused: list[str] = []
+    for obj, source in zip(step.create, step.sources, strict=True):
+        try:
+            store.create(obj, keep_identity=True)
+        except StatusError as e:
+            refused.append(refusal_line(source, e))
+    return refused, Plan(plan.steps[1:], plan.until)
