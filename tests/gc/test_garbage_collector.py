@@ -578,4 +578,7 @@ def test_deletecollection_carries_the_policy() -> None:
     body = json.dumps({"propagationPolicy": "Orphan"}).encode()
     code, listed = api.handle(Request("DELETE", "/apis/apps/v1/namespaces/default/replicasets", {}, body))
     assert code == 200
-    assert [o["metadata"]["finalizers"] for o in listed["items"]] == [["orphan"], ["orphan"]]
+    # the answer is the list as read (kube's registry); the objects wait with the policy's finalizer
+    assert [o["metadata"]["name"] for o in listed["items"]] == ["a", "b"]
+    kept = store.list(("apps", "ReplicaSet"), "default")[0]
+    assert [o["metadata"]["finalizers"] for o in kept] == [["orphan"], ["orphan"]]

@@ -13,7 +13,7 @@ import contextlib
 import signal
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -80,17 +80,26 @@ class _Server(uvicorn.Server):
                 signal.signal(sig, handler)
 
 
-async def _core(plane: ControlPlane, clock: RealClock, wake: asyncio.Event, stopping: asyncio.Event) -> None:
-    """Run the control plane: events as they come, timers when due, in slices between requests."""
+async def _core(
+    plane: ControlPlane,
+    clock: RealClock,
+    wake: asyncio.Event,
+    stopping: asyncio.Event,
+    flush: Callable[[], None],
+) -> None:
+    """Run the control plane: events as they come, timers when due, in slices between requests; the writes
+    of a slice are committed together (`flush`) before the loop lets anything else run."""
     while not stopping.is_set():
         wake.clear()
         if plane.work(SLICE_CYCLES):
+            flush()
             await asyncio.sleep(0)
             continue
         due = clock.peek()
         if due is not None and due <= clock.now():
             clock.step()
             continue
+        flush()
         timeout = None if due is None else due - clock.now()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(wake.wait(), timeout)
@@ -117,7 +126,9 @@ async def serve(options: ServeOptions, *, ready: Any = None) -> None:
     port = sock.getsockname()[1]
     creds = ServerCredentials.ensure(options.data_dir, options.host, port, options.tls_cert, options.tls_key)
     clock = RealClock()
-    store = MemoryStore.open(options.data_dir, clock=clock, epoch=datetime.now(UTC))
+    # group commit: the writes of one loop turn share a transaction, committed before any answer, watch
+    # event or wait (ApiServer and _core flush), so acknowledged still means durable
+    store = MemoryStore.open(options.data_dir, clock=clock, epoch=datetime.now(UTC), group_commit=True)
     try:
         install_admission(store)
         plane: ControlPlane | None = None
@@ -131,6 +142,7 @@ async def serve(options: ServeOptions, *, ready: Any = None) -> None:
             store,
             token_ok=creds.token_matches,
             metrics=(lambda: render_metrics(registry)) if registry is not None else None,
+            flush=store.flush,
         )
         wake = asyncio.Event()
         store.subscribe(lambda _ev: wake.set())
@@ -145,9 +157,14 @@ async def serve(options: ServeOptions, *, ready: Any = None) -> None:
             # as kubectl drain retrying a refused eviction after 5 s reuses its connection, and a POST on a
             # connection the server is just closing fails with EOF (Go retries only idempotent requests)
             timeout_keep_alive=IDLE_TIMEOUT_SECONDS,
+            proxy_headers=False,  # no proxy in front: X-Forwarded-* is not trusted, and not parsed per request
         )
         server = _Server(config, api)
-        core = asyncio.create_task(_core(plane, clock, wake, api.stopping)) if plane is not None else None
+        core = (
+            asyncio.create_task(_core(plane, clock, wake, api.stopping, store.flush))
+            if plane is not None
+            else None
+        )
         if ready is not None:
             asyncio.get_running_loop().call_soon(ready, creds)
         try:

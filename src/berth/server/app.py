@@ -4,6 +4,10 @@ Requests are authenticated by bearer token (except the health and version endpoi
 also answers anonymously), bodies are limited to 3 MiB, and every refusal is a metav1.Status with kube's
 reason and code. Object verbs go through `berth.server.rest.RestAPI`; watches stream JSON lines from the
 store's `Watch`; discovery and Table printing come from `berth.server.discovery` / `berth.server.tables`.
+Requests under ``/api`` and ``/apis`` go from the authenticating middleware straight to the API handler (a
+bare ASGI app, bodies encoded with msgspec); Starlette routes the few other endpoints. Before any answer,
+watch event or bookmark leaves the server the store's group-committed writes are flushed (``flush``), so what
+a client learns of is durable.
 
 Every handler is a coroutine on the server's event loop, the same loop that runs the control plane, so
 store calls need no lock: a handler runs to completion between two steps of the core.
@@ -16,7 +20,9 @@ import json
 from collections.abc import AsyncIterator, Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import parse_qsl
 
+import msgspec
 import yaml
 from starlette.applications import Starlette
 from starlette.requests import Request as HttpRequest
@@ -57,11 +63,16 @@ VERSION: dict[str, str] = {
 }
 """What ``/version`` reports: the Kubernetes API level Berth serves."""
 WATCH_HEARTBEAT_SECONDS = 30.0
+_LINES_KEPT = 8192
+"""Watch event lines kept encoded for the next watcher that sends the same event."""
 ANONYMOUS_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version"})
 
 
-def _status_response(err: StatusError) -> JSONResponse:
-    return JSONResponse(err.to_status(), status_code=err.code)
+_encode = msgspec.json.Encoder().encode
+
+
+def _status_response(err: StatusError) -> Response:
+    return Response(_encode(err.to_status()), status_code=err.code, media_type="application/json")
 
 
 def _decode_body(raw: bytes, content_type: str) -> bytes:
@@ -84,9 +95,29 @@ def _decode_body(raw: bytes, content_type: str) -> bytes:
     )
 
 
-def _patch_type(request: HttpRequest, method: str) -> str:
-    """The patch type of a PATCH (its Content-Type; the body has been decoded to JSON already)."""
-    return request.headers.get("content-type", "") if method == "PATCH" else ""
+def _headers(scope: Any) -> dict[str, str]:
+    """The request's headers by lower-case name (the last of repeated ones), as text."""
+    return {k.decode("latin-1"): v.decode("latin-1") for k, v in scope.get("headers") or ()}
+
+
+async def _read_body(receive: Any) -> bytes:
+    """The whole request body from ASGI ``http.request`` messages."""
+    chunks: list[bytes] = []
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunk = message.get("body", b"")
+        if chunk:
+            chunks.append(chunk)
+        if not message.get("more_body", False):
+            break
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+def _json_response(doc: Any, code: int, media: str = "application/json") -> Response:
+    """`doc` as a JSON response (msgspec: compact, UTF-8, as kube-apiserver writes it)."""
+    return Response(_encode(doc), status_code=code, media_type=media)
 
 
 def _protobuf_only(accept: str) -> bool:
@@ -107,16 +138,20 @@ class ApiServer:
         token_ok: Callable[[str], bool] | None = None,
         now: Callable[[], datetime] | None = None,
         metrics: Callable[[], tuple[bytes, str]] | None = None,
+        flush: Callable[[], None] | None = None,
     ) -> None:
         """Serve `store`; `now` (default: wall time) ages objects in Table output; `metrics` renders
-        ``/metrics`` (body, content type) when given."""
+        ``/metrics`` (body, content type) when given; `flush` makes the store's writes durable (group
+        commit) and is called before any answer or watch event leaves the server."""
         self.store = store
+        self.flush = flush or (lambda: None)
+        self._lines: dict[tuple[int, str], bytes] = {}
         self.metrics = metrics
         self.rest = RestAPI(store)
         self.token_ok = token_ok
         self.now = now or (lambda: datetime.now(UTC))
         self.stopping = asyncio.Event()
-        self.app = Starlette(
+        routes = Starlette(
             routes=[
                 Route("/healthz", self._health),
                 Route("/livez", self._health),
@@ -129,7 +164,9 @@ class ApiServer:
                 Route("/{path:path}", self._api, methods=["GET", "POST", "PUT", "PATCH", "DELETE"]),
             ]
         )
-        self.app.add_middleware(_Guard, server=self)
+        self.app: Any = _Guard(routes, server=self)
+        """The ASGI application: authentication first, then the API paths straight to `api_asgi` and the
+        other endpoints through Starlette's routing."""
 
     # ----- small endpoints -------------------------------------------------------------------
     async def _health(self, request: HttpRequest) -> Response:
@@ -162,23 +199,39 @@ class ApiServer:
 
     # ----- the API ---------------------------------------------------------------------------
     async def _api(self, request: HttpRequest) -> Response:
-        path = "/" + request.path_params["path"]
+        response = await self._api_response(request.scope, request.receive)
+        self.flush()
+        return response
+
+    async def api_asgi(self, scope: Any, receive: Any, send: Any) -> None:
+        """The API paths as a bare ASGI app (what `_Guard` calls for them, past Starlette's routing and
+        middleware: the same answers, less work per request)."""
+        response = await self._api_response(scope, receive)
+        self.flush()  # acknowledged means durable
+        await response(scope, receive, send)
+
+    async def _api_response(self, scope: Any, receive: Any) -> Response:
+        """The response to one API request (discovery, watch or a `RestAPI` verb), from its ASGI scope."""
+        path = scope["path"]
         query: dict[str, list[str]] = {}
-        for k, v in request.query_params.multi_items():
-            query.setdefault(k, []).append(v)
-        accept = request.headers.get("accept", "")
-        method = request.method
+        raw_query = scope.get("query_string") or b""
+        if raw_query:
+            for k, v in parse_qsl(raw_query.decode("latin-1"), keep_blank_values=True):
+                query.setdefault(k, []).append(v)
+        headers = _headers(scope)
+        accept = headers.get("accept", "")
+        method = scope["method"]
         try:
             if method == "GET":
                 found = self._discovery(path, accept)
                 if found is not None:
-                    return JSONResponse(found[0], media_type=found[1])
+                    return _json_response(found[0], 200, found[1])
                 if query_value(query, "watch") in ("1", "true"):
                     return self._watch(path, query)
-            raw = await request.body()
+            raw = await _read_body(receive)
             if len(raw) > MAX_BODY_BYTES:
                 raise RequestEntityTooLarge.of(f"limit is {MAX_BODY_BYTES}")
-            body = _decode_body(raw, request.headers.get("content-type", ""))
+            body = _decode_body(raw, headers.get("content-type", ""))
         except StatusError as e:
             return _status_response(e)
         code, doc = self.rest.handle(
@@ -187,8 +240,8 @@ class ApiServer:
                 path,
                 query,
                 body,
-                content_type=_patch_type(request, method),
-                user_agent=request.headers.get("user-agent", ""),
+                content_type=headers.get("content-type", "") if method == "PATCH" else "",
+                user_agent=headers.get("user-agent", ""),
             )
         )
         table = tables.negotiate_table(accept) if code < 300 and method == "GET" else None
@@ -197,10 +250,10 @@ class ApiServer:
                 doc = self._as_table(path, doc, query, table)
             except StatusError as e:
                 return _status_response(e)
-            return JSONResponse(doc, status_code=code, media_type=tables.table_content_type(table))
-        if _protobuf_only(accept) and protobuf.is_registered(doc):
+            return _json_response(doc, code, tables.table_content_type(table))
+        if accept and _protobuf_only(accept) and protobuf.is_registered(doc):
             return Response(protobuf.encode(doc), status_code=code, media_type=protobuf.CONTENT_TYPE)
-        return JSONResponse(doc, status_code=code)
+        return _json_response(doc, code)
 
     def _discovery(self, path: str, accept: str) -> tuple[dict[str, Any], str] | None:
         """The discovery document at `path` and its content type, or None when `path` names resources."""
@@ -274,6 +327,17 @@ class ApiServer:
         )
         return StreamingResponse(stream, media_type="application/json")
 
+    def _line(self, ev: WatchEvent) -> bytes:
+        """The event as one JSON line, encoded once for all the watches that send it: in one store a revision
+        and an event type name one immutable object version, so the bytes are the same for every watcher."""
+        key = (ev.revision, ev.type)
+        line = self._lines.get(key)
+        if line is None:
+            if len(self._lines) >= _LINES_KEPT:
+                self._lines.clear()
+            line = self._lines[key] = _line(ev)
+        return line
+
     async def _events(
         self,
         watch: Watch,
@@ -293,8 +357,9 @@ class ApiServer:
         try:
             while not self.stopping.is_set() and (deadline is None or loop.time() < deadline):
                 events = watch.poll()
-                lines = [_line(ev) for ev in events if _selected(ev, labels, fields)]
+                lines = [self._line(ev) for ev in events if _selected(ev, labels, fields)]
                 if lines:
+                    self.flush()  # a watcher sees only durable writes
                     yield b"".join(lines)
                     continue
                 if events:
@@ -311,6 +376,7 @@ class ApiServer:
                     await asyncio.wait_for(ready.wait(), max(0.0, wait))
                 except TimeoutError:
                     if bookmarks:
+                        self.flush()  # the bookmark's resourceVersion must survive a crash
                         yield _bookmark(api_version, kind, self.store.revision)
         finally:
             watch.stop()
@@ -324,7 +390,7 @@ def _selected(ev: WatchEvent, labels: Selector | None, fields: FieldSelector | N
 
 
 def _line(ev: WatchEvent) -> bytes:
-    return json.dumps({"type": ev.type, "object": ev.object}, separators=(",", ":")).encode() + b"\n"
+    return _encode({"type": ev.type, "object": ev.object}) + b"\n"
 
 
 def _bookmark(api_version: str, kind: str, revision: int) -> bytes:
@@ -335,6 +401,14 @@ def _bookmark(api_version: str, kind: str, revision: int) -> bytes:
 async def _expired(err: ResourceExpired) -> AsyncIterator[bytes]:
     """kube-apiserver answers a watch from a compacted resourceVersion with a 200 stream of one ERROR event."""
     yield json.dumps({"type": "ERROR", "object": err.to_status()}).encode() + b"\n"
+
+
+_API_METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE"})
+
+
+def _is_api_path(path: str) -> bool:
+    """Whether `path` is under ``/api`` or ``/apis`` (discovery and resources)."""
+    return path.startswith(("/api/", "/apis/")) or path in ("/api", "/apis")
 
 
 class _Guard:
@@ -355,6 +429,9 @@ class _Guard:
                 await _status_response(Unauthorized("Unauthorized"))(scope, receive, send)
                 return
         try:
-            await self.app(scope, receive, send)
+            if scope["method"] in _API_METHODS and _is_api_path(scope["path"]):
+                await self.server.api_asgi(scope, receive, send)
+            else:
+                await self.app(scope, receive, send)
         except StatusError as e:
             await _status_response(e)(scope, receive, send)

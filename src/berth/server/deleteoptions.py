@@ -28,6 +28,8 @@ class DeleteOptions:
     propagation: str | None = None
     uid: str | None = None
     resource_version: str | None = None
+    orphan_dependents: bool | None = None
+    """The legacy ``orphanDependents`` as sent (an explicit false asks for a 202 when the object stays)."""
 
 
 def _type_error(field: str, value: object, go_type: str) -> BadRequest:
@@ -76,4 +78,4 @@ def delete_options(query: Query, body: Mapping[str, Any], has_body: bool) -> Del
     causes = delete_option_causes(policy, orphan)
     if causes:
         raise Invalid.of("DeleteOptions", "meta.k8s.io", "", causes)
-    return DeleteOptions(effective_propagation(policy, orphan), uid, resource_version)
+    return DeleteOptions(effective_propagation(policy, orphan), uid, resource_version, orphan)

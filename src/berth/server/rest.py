@@ -2,10 +2,11 @@
 
 One request in, one (HTTP code, JSON body) out, with no transport attached: the HTTP server of
 ``berth serve`` and in-process clients (tests, tools) share it. Supported: get, list (labelSelector,
-fieldSelector, limit/continue), create, update, patch (by ``Request.content_type``: JSON merge patch, RFC 6902
-JSON patch, strategic merge patch for the built-in kinds, server-side apply; 415 for other types), delete
-(gracePeriodSeconds, preconditions, propagationPolicy / orphanDependents: `berth.server.deleteoptions`),
-deletecollection, the ``status`` and ``scale`` subresources and the pods'
+fieldSelector, limit/continue over one snapshot: `berth.server.listing`), create, update, patch (by
+``Request.content_type``: JSON merge patch, RFC 6902 JSON patch, strategic merge patch for the built-in kinds,
+server-side apply; 415 for other types), delete (gracePeriodSeconds, preconditions, propagationPolicy /
+orphanDependents: `berth.server.deleteoptions`; answered with the object or a Status as kube's registry
+answers), deletecollection, the ``status`` and ``scale`` subresources and the pods'
 ``eviction`` (policy/v1 Eviction, Berth's eviction API) and ``binding`` (v1 Binding). Watches are served by
 `berth.server.app`.
 
@@ -18,12 +19,13 @@ records its own (`berth.api.apply`).
 
 from __future__ import annotations
 
-import base64
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
+
+import msgspec
 
 from berth.api.apply import apply_schema, server_side_apply
 from berth.api.contracts import Store
@@ -54,6 +56,7 @@ from berth.server.fieldmanager import (
     record_update,
     validate_field_manager,
 )
+from berth.server.listing import ListSnapshots, list_options, page_of
 from berth.server.media import media_type
 from berth.store.mergepatch import merge_patch
 
@@ -97,34 +100,20 @@ def _body_for(route: Route, obj: Obj) -> Obj:
     return out
 
 
-def _chunk(items: list[Obj], query: Query, list_meta: Obj) -> list[Obj]:
-    """`limit` / `continue` list chunking: the page of `items` the query asks for; sets `continue` and
-    `remainingItemCount` in `list_meta` when more follow. A continue token names the last item returned."""
-    token = query_value(query, "continue")
-    if token:
-        try:
-            after = json.loads(base64.urlsafe_b64decode(token.encode()))["after"]
-            start = (str(after[0]), str(after[1]))
-        except (ValueError, KeyError, TypeError, IndexError):
-            raise BadRequest("continue key is not valid: it was not produced by this server") from None
-        items = [o for o in items if _sort_key(o) > start]
-    limit_text = query_value(query, "limit")
-    try:
-        limit = int(limit_text) if limit_text else 0
-    except ValueError:
-        raise BadRequest(f'invalid limit "{limit_text}"') from None
-    if limit <= 0 or len(items) <= limit:
-        return items
-    page = items[:limit]
-    last = _sort_key(page[-1])
-    list_meta["continue"] = base64.urlsafe_b64encode(json.dumps({"after": list(last)}).encode()).decode()
-    list_meta["remainingItemCount"] = len(items) - limit
-    return page
+_RETURNS_DELETED_OBJECT = frozenset({("", "Pod"), ("", "Namespace")})
+"""The kinds whose registry answers a delete with the object itself (kube's ``ReturnDeletedObject``)."""
 
 
-def _sort_key(obj: Mapping[str, Any]) -> tuple[str, str]:
-    meta = obj.get("metadata") or {}
-    return (str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+def _deleted_status(info: KindInfo, name: str, uid: object) -> Obj:
+    """The Status kube's registry answers for an object deleted at once (``finalizeDelete``): details name
+    the resource (its plural, as kube does) and the object's uid."""
+    details: Obj = {"name": name}
+    if info.group:
+        details["group"] = info.group
+    details["kind"] = info.plural
+    if uid:
+        details["uid"] = uid
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
 
 
 def _scale_of(obj: Mapping[str, Any]) -> Obj:
@@ -212,10 +201,13 @@ def query_value(query: Query, key: str) -> str | None:
     return values[-1] if values else None
 
 
+_decode_json = msgspec.json.Decoder().decode
+
+
 def _json_body(body: bytes) -> Obj:
     try:
-        doc = json.loads(body or b"{}")
-    except ValueError as e:
+        doc = _decode_json(body or b"{}")
+    except (msgspec.DecodeError, UnicodeDecodeError) as e:
         raise BadRequest(f"the request body is not valid JSON: {e}") from None
     if not isinstance(doc, dict):
         raise BadRequest("the request body must be a JSON object")
@@ -236,8 +228,8 @@ def _patch_types(info: KindInfo) -> tuple[str, ...]:
 
 def _json_document(body: bytes) -> Any:
     try:
-        return json.loads(body or b"null")
-    except ValueError as e:
+        return _decode_json(body or b"null")
+    except (msgspec.DecodeError, UnicodeDecodeError) as e:
         raise BadRequest(f"the request body is not valid JSON: {e}") from None
 
 
@@ -363,8 +355,11 @@ def _force(query: Query) -> bool:
 class RestAPI:
     """Serves Kubernetes API requests from ``store``."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, *, snapshots: ListSnapshots | None = None) -> None:
+        """Serve `store`; `snapshots` keeps the lists that paginated reads started from (default: kube's
+        five minutes)."""
         self.store = store
+        self.snapshots = snapshots if snapshots is not None else ListSnapshots()
 
     def handle(self, request: Request) -> tuple[int, Obj]:
         """(HTTP code, JSON body) for ``request``; API errors become metav1.Status bodies."""
@@ -392,20 +387,7 @@ class RestAPI:
         if method == "GET":
             if route.name:
                 return 200, self.store.get(key, ns, route.name)
-            items, rv = self.store.list(
-                key,
-                ns or None,
-                label_selector=query_value(req.query, "labelSelector"),
-                field_selector=query_value(req.query, "fieldSelector"),
-            )
-            list_meta: Obj = {"resourceVersion": rv}
-            items = _chunk(items, req.query, list_meta)
-            return 200, {
-                "apiVersion": route.info.api_version,
-                "kind": f"{route.info.kind}List",
-                "metadata": list_meta,
-                "items": items,
-            }
+            return 200, self._list(route, req.query)
         if method == "POST" and not route.name:
             dry, manager = _write_options(req.query, "CreateOptions")
             obj = _body_for(route, _json_body(req.body))
@@ -428,58 +410,104 @@ class RestAPI:
         if method == "PATCH" and route.name:
             return 200, self._patch(route, req)
         if method == "DELETE" and route.name and not route.subresource:
-            body = _json_body(req.body) if req.body else {}
-            options = delete_options(req.query, body, bool(req.body))
-            result = self.store.delete(
-                key,
-                ns,
-                route.name,
-                grace_period_seconds=_grace(req.query, body),
-                uid=options.uid,
-                resource_version=options.resource_version,
-                propagation=options.propagation,
-                dry_run=_delete_dry_run(req.query, body, bool(req.body)),
-            )
-            return 200, result if isinstance(result, dict) else {"kind": "Status", "status": "Success"}
+            return self._delete(route, req)
         if method == "DELETE" and not route.name:
             return 200, self._delete_collection(route, req)
         raise _not_found(req.path)
 
-    def _delete_collection(self, route: Route, req: Request) -> Obj:
-        """deletecollection: delete every object the selectors match; the list of them as deleted."""
-        key = (route.info.group, route.info.kind)
+    def _delete(self, route: Route, req: Request) -> tuple[int, Obj]:
+        """DELETE of one object, answered as kube-apiserver answers it: pods and namespaces with the object,
+        other kinds with a Success Status naming the object when it is gone at once and with the object
+        when it stays (finalizers: Foreground, Orphan, its own); 202 instead of 200 when it stays and the
+        request said ``orphanDependents: false``."""
+        info = route.info
+        key = (info.group, info.kind)
         body = _json_body(req.body) if req.body else {}
-        items, _ = self.store.list(
-            key,
-            route.namespace or None,
-            label_selector=query_value(req.query, "labelSelector"),
-            field_selector=query_value(req.query, "fieldSelector"),
-        )
         options = delete_options(req.query, body, bool(req.body))
         dry = _delete_dry_run(req.query, body, bool(req.body))
-        deleted: list[Obj] = []
-        for obj in items:
+        result = self.store.delete(
+            key,
+            route.namespace,
+            route.name,
+            grace_period_seconds=_grace(req.query, body),
+            uid=options.uid,
+            resource_version=options.resource_version,
+            propagation=options.propagation,
+            dry_run=dry,
+        )
+        meta = result.get("metadata") or {}
+        if dry:
+            gone = not meta.get("finalizers") and not meta.get("deletionGracePeriodSeconds")
+        else:
+            gone = not self._exists(key, route.namespace, route.name, meta.get("uid"))
+        if gone and key not in _RETURNS_DELETED_OBJECT:
+            return 200, _deleted_status(info, route.name, meta.get("uid"))
+        code = 202 if not gone and options.orphan_dependents is False else 200
+        return code, result
+
+    def _exists(self, key: tuple[str, str], namespace: str, name: str, uid: object) -> bool:
+        try:
+            current = self.store.get(key, namespace, name)
+        except NotFound:
+            return False
+        return bool(current["metadata"].get("uid") == uid)
+
+    def _list(self, route: Route, query: Query) -> Obj:
+        """A list, or one page of it (``limit`` / ``continue``, `berth.server.listing`)."""
+        info = route.info
+        labels = query_value(query, "labelSelector") or ""
+        fields = query_value(query, "fieldSelector") or ""
+        limit, token = list_options(query)
+        page = page_of(
+            self.snapshots,
+            resource=(info.group, info.kind),
+            namespace=route.namespace,
+            namespaced=info.namespaced,
+            selectors=(labels, fields),
+            limit=limit,
+            token=token,
+            current=partial(
+                self.store.list,
+                (info.group, info.kind),
+                route.namespace or None,
+                label_selector=labels or None,
+                field_selector=fields or None,
+            ),
+        )
+        return {
+            "apiVersion": info.api_version,
+            "kind": f"{info.kind}List",
+            "metadata": page.metadata(),
+            "items": page.items,
+        }
+
+    def _delete_collection(self, route: Route, req: Request) -> Obj:
+        """deletecollection as kube's registry runs it: list what the selectors (and ``limit`` /
+        ``continue``) select, delete each with the request's DeleteOptions (grace period, preconditions,
+        propagation policy, dry run; an object gone meanwhile is skipped, any other error ends the request
+        with that error) and answer the list as read."""
+        key = (route.info.group, route.info.kind)
+        body = _json_body(req.body) if req.body else {}
+        options = delete_options(req.query, body, bool(req.body))
+        dry = _delete_dry_run(req.query, body, bool(req.body))
+        grace = _grace(req.query, body)
+        listed = self._list(route, req.query)
+        for obj in listed["items"]:
             meta = obj["metadata"]
-            if dry:
-                deleted.append(obj)
-                continue
             try:
-                gone = self.store.delete(
+                self.store.delete(
                     key,
                     meta.get("namespace") or "",
                     meta["name"],
-                    grace_period_seconds=_grace(req.query, body),
+                    grace_period_seconds=grace,
+                    uid=options.uid,
+                    resource_version=options.resource_version,
                     propagation=options.propagation,
+                    dry_run=dry,
                 )
             except NotFound:  # deleted meanwhile
                 continue
-            deleted.append(gone)
-        return {
-            "apiVersion": route.info.api_version,
-            "kind": f"{route.info.kind}List",
-            "metadata": {"resourceVersion": str(self.store.revision)},
-            "items": deleted,
-        }
+        return listed
 
     def _scale(self, route: Route, req: Request) -> tuple[int, Obj]:
         """The autoscaling/v1 Scale of a ReplicaSet or Deployment: read it, or set spec.replicas (PUT or a

@@ -41,11 +41,21 @@ from berth.store.keys import KindInfoLike, KindResolver, api_kinds_resolver, key
 from berth.store.mergepatch import merge_patch
 from berth.store.objcopy import copy_object
 
-__all__ = ["DEFAULT_EPOCH", "AdmissionFn", "MemoryStore", "Validator"]
+__all__ = ["DEFAULT_EPOCH", "AdmissionFn", "MemoryStore", "Validator", "status_blind"]
 
 Obj = dict[str, Any]
 AdmissionFn = Callable[[str, Obj, Obj | None], Obj]
 """(operation "CREATE"/"UPDATE", new object (a private copy), old object or None) → object to write."""
+_STATUS_BLIND = "berth_status_blind"
+
+
+def status_blind(fn: AdmissionFn) -> AdmissionFn:
+    """Mark an admission hook that changes nothing on a status-subresource write (as kube's admission plugins
+    that return at once for a subresource): the store does not run it there, nor copy the object for it."""
+    setattr(fn, _STATUS_BLIND, True)
+    return fn
+
+
 Validator = Callable[[Mapping[str, Any]], None]
 """Raises a ValueError (berth.api.errors.InvalidObjectError: .path, .message) for an invalid object."""
 
@@ -97,6 +107,7 @@ class MemoryStore:
         """
         self._clock: Clock = clock if clock is not None else SimClock()
         self._epoch = epoch if epoch.tzinfo is not None else epoch.replace(tzinfo=UTC)
+        self._epoch_seconds = self._epoch.timestamp()
         self._kinds: KindResolver = kinds if kinds is not None else api_kinds_resolver
         self._validate: Validator | None = _api_validator() if validate == "auto" else validate
         self._seed = seed
@@ -117,6 +128,7 @@ class MemoryStore:
         self._queue: deque[WatchEvent] = deque()
         self._dispatching = False
         self._admission: tuple[AdmissionFn, ...] = ()
+        self._status_admission: tuple[AdmissionFn, ...] = ()  # the hooks not marked `status_blind`
         self._ts_sec = -(2**62)
         self._ts_str = ""
         self._last_nanos = 0
@@ -135,13 +147,16 @@ class MemoryStore:
         validate: Validator | Literal["auto"] | None = "auto",
         history_size: int = 100_000,
         fsync: bool = False,
+        group_commit: bool = False,
     ) -> MemoryStore:
         """A durable store journaled to ``data_dir/state.db`` (created with the directory when missing).
 
         The other arguments are the constructor's. Every committed write (create, update, update_status,
         patch, delete, bind, evict: all pass through one commit path) is written to SQLite in one transaction
         before the method returns; see `berth.store.journal` for why ``synchronous=NORMAL`` (the default) keeps
-        every acknowledged write across ``kill -9``, and ``fsync=True`` for power-loss durability.
+        every acknowledged write across ``kill -9``, and ``fsync=True`` for power-loss durability. With
+        `group_commit` the writes instead wait in one transaction until `flush()` (the owner flushes before it
+        acknowledges anything: `berth.store.journal`).
 
         When the directory holds state, every object is restored as it was stored (resourceVersion, uid,
         timestamps), `revision` is the stored revision (the next write gets revision + 1) and `recovered` is
@@ -156,7 +171,7 @@ class MemoryStore:
         Raises `berth.store.journal.DataDirInUse` when another process has the directory open and
         `berth.store.journal.JournalError` when the file is not a usable journal. Call `close()` when done.
         """
-        journal = Journal.open(Path(data_dir), fsync=fsync)
+        journal = Journal.open(Path(data_dir), fsync=fsync, group_commit=group_commit)
         try:
             store = cls(
                 seed=seed, clock=clock, epoch=epoch, kinds=kinds, validate=validate, history_size=history_size
@@ -202,6 +217,12 @@ class MemoryStore:
         """
         if self._journal is not None:
             self._journal.close()
+
+    def flush(self) -> None:
+        """Commit the journal's waiting writes (group commit, see `open`); a no-op otherwise. InternalError
+        when the commit fails (the journal is closed then)."""
+        if self._journal is not None and self._journal.pending:
+            self._journal.flush()
 
     def __enter__(self) -> MemoryStore:
         """Context manager support: ``with MemoryStore.open(dir) as store: ...`` closes the journal on exit."""
@@ -249,12 +270,12 @@ class MemoryStore:
 
     def unix_time(self) -> float:
         """Seconds since the Unix epoch at the clock's current time."""
-        return self._epoch.timestamp() + self._clock.now()
+        return self._epoch_seconds + self._clock.now()
 
     def now_nanos(self) -> int:
         """Nanoseconds since the Unix epoch at the clock's current time, strictly increasing from call to call
         (names derived from it, such as Events', never collide, however many fall on one virtual instant)."""
-        nanos = max(int((self._epoch.timestamp() + self._clock.now()) * 1_000_000_000), self._last_nanos + 1)
+        nanos = max(int((self._epoch_seconds + self._clock.now()) * 1_000_000_000), self._last_nanos + 1)
         self._last_nanos = nanos
         return nanos
 
@@ -295,11 +316,18 @@ class MemoryStore:
             name = (obj.get("metadata") or {}).get("name") or ""
             raise Invalid.of(info.kind, info.group, name, [(path, message)]) from e
 
-    def _admit(self, op: str, new: Obj, old: Obj | None, dry_run: bool = False) -> Obj:
+    def _admit(
+        self,
+        op: str,
+        new: Obj,
+        old: Obj | None,
+        dry_run: bool = False,
+        hooks: tuple[AdmissionFn, ...] | None = None,
+    ) -> Obj:
         if dry_run:
             self._dry_depth += 1
         try:
-            for fn in self._admission:
+            for fn in self._admission if hooks is None else hooks:
                 out = fn(op, new, old)
                 if out is not None:
                     new = out
@@ -391,15 +419,21 @@ class MemoryStore:
 
         The hook gets (operation, new object (a private copy it may mutate), old object or None) and returns
         the object to write, or raises a StatusError (e.g. Forbidden/Invalid) to refuse: nothing is written.
+        A hook marked `status_blind` is not run on status-subresource writes.
         """
         self._admission = (*self._admission, fn)
+        if not getattr(fn, _STATUS_BLIND, False):
+            self._status_admission = (*self._status_admission, fn)
 
         def remove() -> None:
             self._admission = tuple(f for f in self._admission if f is not fn)
+            self._status_admission = tuple(f for f in self._status_admission if f is not fn)
 
         return remove
 
-    def create(self, obj: Obj, *, keep_identity: bool = False, dry_run: bool = False) -> Obj:
+    def create(
+        self, obj: Obj, *, keep_identity: bool = False, dry_run: bool = False, validated: bool = False
+    ) -> Obj:
         """Create an object and return the stored (immutable) version.
 
         Defaults the namespace to "default" for namespaced kinds (cleared for cluster-scoped), fills
@@ -415,6 +449,9 @@ class MemoryStore:
         creationTimestamp but no resourceVersion, as kube-apiserver answers; nothing is committed, journaled or
         watched, and the uid and generated name come from a dry-run stream of their own, so later real writes
         get the same uids and names as without the dry run.
+
+        `validated`: the caller has validated `obj` itself (a manifest loader): the store does not validate it
+        again (admission, the AlreadyExists check and everything else run as usual).
         """
         dry_run = dry_run or self._dry_depth > 0
         if not isinstance(obj, Mapping):
@@ -459,7 +496,8 @@ class MemoryStore:
             meta.pop("generation", None)
         if self._admission:
             new = self._admit("CREATE", new, None, dry_run)
-        self._check_valid(info, new)
+        if not validated:
+            self._check_valid(info, new)
         ns, name = self._identity(info, new)
         if (ns, name) in bucket:
             raise AlreadyExists.of(info.plural, info.group, name)
@@ -717,8 +755,8 @@ class MemoryStore:
             new["status"] = status
         else:
             new.pop("status", None)
-        if self._admission:
-            admitted = self._admit("UPDATE", copy_object(new), old, dry_run)
+        if self._status_admission:
+            admitted = self._admit("UPDATE", copy_object(new), old, dry_run, self._status_admission)
             if "status" in admitted:
                 new["status"] = admitted["status"]
             else:
