@@ -41,6 +41,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/serve_crash.py
 	$(BIN)/python benchmarks/managed_fields.py
 	$(BIN)/python benchmarks/serve_load.py
+	$(BIN)/python benchmarks/end_to_end.py
 
 fuzz: $(STAMP)
 	$(BIN)/python benchmarks/fuzz.py --scenarios 10000 --workers 2

@@ -157,7 +157,7 @@ def simulate(
     ] = "5m",
 ) -> None:
     """Run manifests and Scenarios on a virtual clock and print the final state."""
-    from berth.sim.output import to_json, to_tables, to_yaml
+    from berth.sim.output import to_tables, to_yaml, write_json
     from berth.sim.report import build_report
 
     sim, plan, until_s = _prepare_run(paths, scheduler_config, until, seed)
@@ -170,7 +170,7 @@ def simulate(
         typer.echo(msg, err=True)
     objects = sim.objects()
     if output is OutputFormat.json:
-        sys.stdout.write(to_json(objects))
+        write_json(objects, sys.stdout)
     elif output is OutputFormat.yaml:
         sys.stdout.write(to_yaml(objects))
     else:

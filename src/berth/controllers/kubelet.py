@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Mapping
+from functools import lru_cache
 from typing import Any
 
 from berth.api.contracts import Store
@@ -19,6 +20,9 @@ from berth.api.wellknown import ANNOTATION_DURATION, ANNOTATION_STARTUP, parse_d
 from berth.clock import Clock
 
 POD_KEY = ("", "Pod")
+
+_duration = lru_cache(maxsize=1024)(parse_duration)
+"""``parse_duration`` of an annotation's value, remembered: a run holds few distinct values (often none: 0s)."""
 
 
 class SimKubelet:
@@ -67,10 +71,10 @@ class SimKubelet:
         annotations = meta.get("annotations") or {}
         if uid not in self._started and phase != "Running":
             self._started.add(uid)
-            startup = parse_duration(annotations.get(ANNOTATION_STARTUP, "0s"))
+            startup = _duration(annotations.get(ANNOTATION_STARTUP, "0s"))
             self._at(self.clock.now() + startup, 3, lambda: self._start(ns, name, uid))
         elif phase == "Running" and uid not in self._finishing and ANNOTATION_DURATION in annotations:
-            duration = parse_duration(annotations[ANNOTATION_DURATION])
+            duration = _duration(annotations[ANNOTATION_DURATION])
             ends = self.clock.now() + duration
             self._finishing[uid] = ends
             self._at(ends, 4, lambda: self._finish(ns, name, uid))

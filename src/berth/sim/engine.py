@@ -23,6 +23,10 @@ from berth.sim.scenario import ObjectRef, Plan, Step, build_plan
 from berth.store import MemoryStore
 
 DEFAULT_TAIL = 600.0
+WATCH_HISTORY = 1024
+"""Store events kept for resuming watches: nothing in a simulation resumes a watch from an old revision, and a
+long history would keep every superseded version of every object alive (a watch from a revision older than the
+kept ones gets ResourceExpired and relists, as after an etcd compaction)."""
 
 
 @dataclass(slots=True)
@@ -45,7 +49,7 @@ class Simulation(ControlPlane):
         self, *, config: SchedulerConfig | None = None, seed: int = 0, registry: Registry | None = None
     ) -> None:
         clock = SimClock()
-        store = MemoryStore(clock=clock, seed=seed)
+        store = MemoryStore(clock=clock, seed=seed, history_size=WATCH_HISTORY)
         install_admission(store)
         super().__init__(store, clock, config=config, seed=seed, registry=registry)
         self.clock: SimClock = clock

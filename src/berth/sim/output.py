@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TextIO
 
 import msgspec
 import yaml
@@ -19,11 +19,13 @@ __all__ = [
     "TABLES",
     "as_list",
     "human_duration",
+    "json_chunks",
     "pod_status_text",
     "render_table",
     "to_json",
     "to_tables",
     "to_yaml",
+    "write_json",
 ]
 
 Row = list[str]
@@ -34,9 +36,45 @@ def as_list(objects: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "List", "items": list(objects), "metadata": {"resourceVersion": ""}}
 
 
+_JSON_ENCODE = msgspec.json.Encoder().encode
+_JSON_FORMAT = msgspec.json.format
+_ITEM_INDENT = b"\n" + b" " * 8  # an item's lines sit two levels deep in the List
+_CHUNK_ITEMS = 512  # items formatted per chunk written
+
+
+def json_chunks(objects: Sequence[Mapping[str, Any]]) -> Iterator[bytes]:
+    """The UTF-8 text of :func:`to_json`, in pieces of a few hundred objects each: the whole text is never
+    held at once (a large cluster's listing is hundreds of megabytes)."""
+    if not objects:
+        yield _JSON_FORMAT(_JSON_ENCODE(as_list(objects)), indent=4) + b"\n"
+        return
+    yield b'{\n    "apiVersion": "v1",\n    "kind": "List",\n    "items": [\n        '
+    for start in range(0, len(objects), _CHUNK_ITEMS):
+        items = [
+            _JSON_FORMAT(_JSON_ENCODE(o), indent=4).replace(b"\n", _ITEM_INDENT)
+            for o in objects[start : start + _CHUNK_ITEMS]
+        ]
+        sep = b"" if start == 0 else b",\n        "
+        yield sep + b",\n        ".join(items)
+    yield b'\n    ],\n    "metadata": {\n        "resourceVersion": ""\n    }\n}\n'
+
+
 def to_json(objects: Sequence[Mapping[str, Any]]) -> str:
     """The objects as one indented JSON ``List`` (as ``kubectl get -o json``)."""
-    return msgspec.json.format(msgspec.json.encode(as_list(objects)), indent=4).decode() + "\n"
+    return b"".join(json_chunks(objects)).decode()
+
+
+def write_json(objects: Sequence[Mapping[str, Any]], stream: TextIO) -> None:
+    """Write :func:`to_json`'s text to ``stream`` piece by piece (as bytes to its binary buffer when it has one)."""
+    buffer = getattr(stream, "buffer", None)
+    if buffer is None:
+        for chunk in json_chunks(objects):
+            stream.write(chunk.decode())
+        return
+    stream.flush()
+    for chunk in json_chunks(objects):
+        buffer.write(chunk)
+    buffer.flush()
 
 
 def to_yaml(objects: Sequence[Mapping[str, Any]]) -> str:

@@ -31,11 +31,12 @@ ONE_BY_ONE = 16
 
 
 class _Entry:
-    __slots__ = ("columns", "epoch", "layout", "position", "table")
+    __slots__ = ("columns", "epoch", "layout", "position", "table", "writable")
 
-    def __init__(self, table: NodeTable, columns: Columns) -> None:
+    def __init__(self, table: NodeTable, writable: Columns) -> None:
         self.table = table
-        self.columns = columns
+        self.writable = writable  # the cache's own arrays, updated in place
+        self.columns = _read_only_views(writable)  # what is handed out
         self.layout = table.layout
         self.epoch = table.value_epoch
         self.position = len(table.value_log)
@@ -66,7 +67,7 @@ class ColumnCache:
         if entry is None:
             if not self._used_enough(full_key):
                 return None
-            entry = _Entry(table, tuple(_read_only(c) for c in compute(table, None)))
+            entry = _Entry(table, tuple(_owned(c) for c in compute(table, None)))
             self._entries[full_key] = entry
             if len(self._entries) > self._capacity:
                 self._entries.popitem(last=False)
@@ -76,9 +77,10 @@ class ColumnCache:
         if entry.table is table and entry.layout == table.layout:
             changed = table.rows_revalued_since(entry.epoch, entry.position)
         if changed is None or len(changed) > table.size // 8:
-            entry.columns = tuple(_read_only(c) for c in compute(table, None))
+            entry.writable = tuple(_owned(c) for c in compute(table, None))
+            entry.columns = _read_only_views(entry.writable)
         elif changed:
-            _update(entry.columns, table, set(changed), compute, compute_one)
+            _update(entry.writable, table, set(changed), compute, compute_one)
         entry.table = table
         entry.layout = table.layout
         entry.epoch = table.value_epoch
@@ -116,24 +118,27 @@ class ColumnCache:
 def _update(
     columns: Columns, table: NodeTable, rows: set[int], compute: ColumnsFn, compute_one: ValuesFn
 ) -> None:
-    """Recompute ``rows`` of ``columns`` in place."""
-    for col in columns:
-        col.flags.writeable = True
-    try:
-        if len(rows) <= ONE_BY_ONE:
-            for row in rows:
-                for col, value in zip(columns, compute_one(table, row), strict=True):
-                    col[row] = value
-        else:
-            idx = np.fromiter(rows, dtype=np.int64, count=len(rows))
-            for col, fresh in zip(columns, compute(table, idx), strict=True):
-                col[idx] = fresh
-    finally:
-        for col in columns:
-            col.flags.writeable = False
+    """Recompute ``rows`` of ``columns`` (writable arrays) in place."""
+    if len(rows) <= ONE_BY_ONE:
+        for row in rows:
+            for col, value in zip(columns, compute_one(table, row), strict=True):
+                col[row] = value
+    else:
+        idx = np.fromiter(rows, dtype=np.int64, count=len(rows))
+        for col, fresh in zip(columns, compute(table, idx), strict=True):
+            col[idx] = fresh
 
 
-def _read_only(a: npt.NDArray[Any]) -> npt.NDArray[Any]:
-    out = a if a.flags.owndata and a.base is None else a.copy()
-    out.flags.writeable = False
-    return out
+def _owned(a: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """``a`` when it owns its data, else a copy that does (the cache writes into it)."""
+    return a if a.flags.owndata and a.base is None and a.flags.writeable else a.copy()
+
+
+def _read_only_views(columns: Columns) -> Columns:
+    """Read-only views of ``columns``: they see every later in-place update of the arrays."""
+    views = []
+    for c in columns:
+        v = c.view()
+        v.flags.writeable = False
+        views.append(v)
+    return tuple(views)
