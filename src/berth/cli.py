@@ -594,6 +594,178 @@ def serve(
         raise typer.Exit(1) from None
 
 
+_GO_BOOLS = {"1": True, "t": True, "true": True, "0": False, "f": False, "false": False}
+
+
+def _go_bool(option: str, value: str) -> bool:
+    """A Go ``strconv.ParseBool`` value (``true``, ``false``, ``1``, ``0``, ``t``, ``f``, any case)."""
+    parsed = _GO_BOOLS.get(value.strip().lower())
+    if parsed is None:
+        raise _invalid(f'{option}: invalid boolean "{value}" (true or false)')
+    return parsed
+
+
+def _seconds(option: str, value: str) -> float:
+    try:
+        seconds = parse_duration(value)
+    except ValueError:
+        raise _invalid(f'{option}: invalid duration "{value}"') from None
+    if seconds <= 0:
+        raise _invalid(f'{option}: must be positive, not "{value}"')
+    return seconds
+
+
+@app.command(name="run")
+def run_cluster(
+    kubeconfig: Annotated[
+        Path | None,
+        typer.Option(help="Kubeconfig file (default: $KUBECONFIG, ~/.kube/config, else in-cluster)."),
+    ] = None,
+    context: Annotated[str | None, typer.Option(help="Kubeconfig context (default: current).")] = None,
+    scheduler_config: SchedulerConfigOption = None,
+    descheduler_policy: DeschedulerPolicyOption = None,
+    descheduling_interval: DeschedulingIntervalOption = "5m",
+    controllers: Annotated[
+        str,
+        typer.Option(
+            help="Berth's controllers to run: reservation,elasticquota,podgroup,podmigrationjob; "
+            "'*' for all, '-name' to leave one out."
+        ),
+    ] = "*",
+    leader_elect: Annotated[
+        str, typer.Option(help="Compete for a Lease before acting (--leader-elect=false: act at once).")
+    ] = "true",
+    leader_elect_lease_duration: Annotated[str, typer.Option(help="Lease duration.")] = "15s",
+    leader_elect_renew_deadline: Annotated[str, typer.Option(help="Renew deadline of the leader.")] = "10s",
+    leader_elect_retry_period: Annotated[str, typer.Option(help="Wait between two tries.")] = "2s",
+    leader_elect_resource_namespace: Annotated[
+        str, typer.Option(help="Namespace of the Lease.")
+    ] = "kube-system",
+    leader_elect_resource_name: Annotated[str, typer.Option(help="Name of the Lease.")] = "berth-scheduler",
+    kube_api_qps: Annotated[
+        float, typer.Option(help="Requests per second to the API server (0 or less: unthrottled).")
+    ] = 50.0,
+    kube_api_burst: Annotated[int, typer.Option(help="Requests allowed in a burst above the QPS.")] = 100,
+    metrics_listen: Annotated[
+        str, typer.Option(help="Serve /metrics and /healthz on HOST:PORT (plain HTTP; '' to turn off).")
+    ] = "127.0.0.1:10259",
+    bind_workers: Annotated[
+        int,
+        typer.Option(
+            help="Bindings sent concurrently, off the scheduling thread (0: one at a time, inline)."
+        ),
+    ] = 16,
+) -> None:
+    """Schedule a real cluster through its API server: Berth's profiles, its controllers and descheduler."""
+    import logging
+    import signal
+
+    from berth.controlplane.plane import select_controllers
+    from berth.controlplane.run import OPTIONAL_KINDS, RunError, Runner, RunOptions, followed_kinds
+    from berth.controlplane.statusserver import StatusServer
+    from berth.remote.client import KubeClient
+    from berth.remote.eventsink import EventSink
+    from berth.remote.kubeconfig import KubeconfigError, connection_for
+    from berth.remote.mirror import ClusterMirror
+    from berth.remote.preflight import PreflightError, check_cluster
+    from berth.remote.ratelimit import TokenBucket
+    from berth.remote.store import RemoteStore
+
+    try:
+        chosen = select_controllers(controllers)
+    except ValueError as e:
+        raise _invalid(str(e)) from None
+    elect = _go_bool("--leader-elect", leader_elect)
+    lease = _seconds("--leader-elect-lease-duration", leader_elect_lease_duration)
+    renew = _seconds("--leader-elect-renew-deadline", leader_elect_renew_deadline)
+    retry = _seconds("--leader-elect-retry-period", leader_elect_retry_period)
+    if elect and not lease > renew > retry:
+        raise _invalid(
+            "--leader-elect-lease-duration must be greater than --leader-elect-renew-deadline, "
+            "which must be greater than --leader-elect-retry-period"
+        )
+    if kube_api_qps > 0 and kube_api_burst < 1:
+        raise _invalid(f"--kube-api-burst: must be positive when --kube-api-qps is ({kube_api_burst})")
+    policy, every = _descheduler_options(descheduler_policy, descheduling_interval)
+    config = _load_config(scheduler_config)
+    status_at: tuple[str, int] | None = None
+    if metrics_listen:
+        host, sep, port_text = metrics_listen.rpartition(":")
+        if not sep or not host or not port_text.isdigit() or int(port_text) > 65535:
+            raise _invalid(f'--metrics-listen: invalid address "{metrics_listen}" (expected HOST:PORT)')
+        status_at = (host.strip("[]"), int(port_text))
+    try:
+        conn = connection_for(str(kubeconfig) if kubeconfig else None, context)
+    except KubeconfigError as e:
+        raise _invalid(str(e)) from None
+    client = KubeClient.connect(conn, rate_limiter=TokenBucket(kube_api_qps, kube_api_burst))
+    kinds = followed_kinds(chosen, policy is not None)
+    try:
+        missing = check_cluster(client, conn.server, kinds, OPTIONAL_KINDS)
+    except PreflightError as e:
+        client.close()
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(1) from None
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request otherwise
+    served = tuple(k for k in OPTIONAL_KINDS if k not in missing)
+    # Events go through a client (and a QPS budget) of their own, in the background, as kube-scheduler's
+    events_client = KubeClient.connect(conn, rate_limiter=TokenBucket(kube_api_qps, kube_api_burst))
+    sink = EventSink()
+    mirror = ClusterMirror(
+        RemoteStore(client),
+        (*kinds, *served),
+        absent=missing,
+        events=(RemoteStore(events_client), sink),
+        bind_workers=max(0, bind_workers),
+    )
+    options = RunOptions(
+        config=config,
+        controllers=chosen,
+        descheduler=policy,
+        descheduling_interval=every,
+        leader_elect=elect,
+        lease_namespace=leader_elect_resource_namespace,
+        lease_name=leader_elect_resource_name,
+        lease_duration=lease,
+        renew_deadline=renew,
+        retry_period=retry,
+    )
+    runner = Runner(mirror, options)
+    status: StatusServer | None = None
+    if status_at is not None:
+        try:
+            status = StatusServer(*status_at, runner.metrics, runner.healthz)
+        except OSError as e:
+            client.close()
+            typer.echo(f"error: --metrics-listen {metrics_listen}: {e.strerror or e}", err=True)
+            raise typer.Exit(1) from None
+        status.start()
+        host, port = status.address
+        typer.echo(f"berth run: serving /metrics and /healthz on http://{host}:{port}", err=True)
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda _s, _f: runner.stop())
+    typer.echo(
+        f"berth run: following {conn.server} as {options.identity}; "
+        f"controllers: {','.join(sorted(chosen)) or '(none)'}",
+        err=True,
+    )
+    try:
+        code = runner.run()
+    except RunError as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(1) from None
+    finally:
+        if status is not None:
+            status.close()
+        sink.close()
+        events_client.close()
+        client.close()
+    if code:
+        typer.echo("error: leaderelection lost", err=True)
+        raise typer.Exit(code)
+
+
 @app.command()
 def crds(
     output: Annotated[

@@ -78,7 +78,7 @@ _POD_ATTEMPTS_HELP = "Number of attempts to successfully schedule a pod."
 class ControlPlaneCollector(Collector):
     """Collects the scheduler's and Berth's metrics from `plane` whenever the registry is scraped."""
 
-    def __init__(self, plane: ControlPlane) -> None:
+    def __init__(self, plane: ControlPlane[Any]) -> None:
         """Read from `plane` (its scheduler and store) at every collection."""
         self.plane = plane
 
@@ -94,7 +94,7 @@ class ControlPlaneCollector(Collector):
         yield from _quota_metrics(quotas)
 
 
-def metrics_registry(plane: ControlPlane, *, process: bool = True) -> CollectorRegistry:
+def metrics_registry(plane: ControlPlane[Any], *, process: bool = True) -> CollectorRegistry:
     """A registry with a `ControlPlaneCollector` of `plane` and, when `process` is true, the standard
     ``process_*`` metrics of this process (as every Kubernetes component exposes them)."""
     registry = CollectorRegistry(auto_describe=False)
@@ -106,7 +106,7 @@ def metrics_registry(plane: ControlPlane, *, process: bool = True) -> CollectorR
     return registry
 
 
-def render_metrics(plane: ControlPlane | CollectorRegistry) -> tuple[bytes, str]:
+def render_metrics(plane: ControlPlane[Any] | CollectorRegistry) -> tuple[bytes, str]:
     """The ``/metrics`` answer: the Prometheus text exposition of `plane`'s metrics (or of a registry made
     by `metrics_registry`) and its content type."""
     registry = plane if isinstance(plane, CollectorRegistry) else metrics_registry(plane)

@@ -3,13 +3,24 @@
 Single-threaded and event-driven: each committed store write is buffered as a watch event; `run_until_idle`
 hands the buffered events to the components that follow their kinds and lets the scheduler work while it has
 pods to place. Whoever owns the clock decides when timers run: the simulator jumps virtual time, `berth
-serve` waits on real time.
+serve` waits on real time, `berth run` too.
+
+The store is any `PlaneStore`: the embedded `MemoryStore` (simulate, serve) or a replica of a real cluster
+(``berth.remote.mirror.ClusterMirror``, run). Which controllers run is a choice (`controllers`): in a real
+cluster kube-controller-manager runs its own (`KUBE_CONTROLLERS`) and the kubelets run the pods, so `berth run`
+runs only Berth's (`BERTH_CONTROLLERS`).
 """
 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable, Collection
+from typing import Any, Generic, Protocol
 
+from typing_extensions import TypeVar
+
+from berth.api.contracts import Store
+from berth.api.errors import NotFound
 from berth.api.watch import WatchEvent
 from berth.clock import Clock
 from berth.controllers.disruption import DisruptionController
@@ -35,7 +46,69 @@ from berth.store.admission import create_system_priority_classes, namespace_auto
 from berth.store.events import EventRecorder
 from berth.store.reservation_defaults import reservation_admission
 
-__all__ = ["ControlPlane", "install_admission"]
+__all__ = [
+    "ALL_CONTROLLERS",
+    "BERTH_CONTROLLERS",
+    "KUBE_CONTROLLERS",
+    "ControlPlane",
+    "PlaneStore",
+    "install_admission",
+    "select_controllers",
+]
+
+BERTH_CONTROLLERS = ("reservation", "elasticquota", "podgroup", "podmigrationjob")
+"""Berth's own controllers (Koordinator's and scheduler-plugins' controllers in a cluster)."""
+KUBE_CONTROLLERS = ("workloads", "disruption", "podgc", "garbagecollector")
+"""The controllers kube-controller-manager runs in a real cluster (ReplicaSet/Deployment, PodDisruptionBudget
+status, pod garbage collection, the garbage collector of dependents)."""
+ALL_CONTROLLERS = (*BERTH_CONTROLLERS, *KUBE_CONTROLLERS)
+"""Every controller Berth has; simulate and serve run them all."""
+
+
+class PlaneStore(Store, Protocol):
+    """What the control plane needs of its store: the `Store` contract, plus synchronous notification of every
+    change, the store's wall time, and every object it holds."""
+
+    def subscribe(
+        self, callback: Callable[[WatchEvent], None], key: tuple[str, str] | None = None
+    ) -> Callable[[], None]:
+        """Call `callback(event)` after every change (of `key`, or of every kind); returns an unsubscriber."""
+        ...
+
+    def unix_time(self) -> float:
+        """Seconds since the Unix epoch now, in store time."""
+        ...
+
+    def all_objects(self) -> list[dict[str, Any]]:
+        """Every object held, sorted by kind, namespace and name."""
+        ...
+
+
+S = TypeVar("S", bound=PlaneStore, default=MemoryStore)
+"""The control plane's store type (the embedded store unless told otherwise)."""
+
+
+def select_controllers(spec: str, known: Collection[str] = BERTH_CONTROLLERS) -> frozenset[str]:
+    """The controllers a ``--controllers`` value names, as kube-controller-manager reads it: a comma-separated
+    list of names, ``*`` for every one of `known`, ``-name`` to leave one out (``*,-podgroup``). ValueError
+    naming an unknown controller."""
+    chosen: set[str] = set()
+    for raw in spec.split(","):
+        item = raw.strip()
+        if not item:
+            continue
+        name = item.removeprefix("-")
+        if name != "*" and name not in known:
+            raise ValueError(
+                f'--controllers: unknown controller "{name}" (known: {", ".join(known)}, or "*" for all)'
+            )
+        if item == "*":
+            chosen |= set(known)
+        elif item.startswith("-"):
+            chosen.discard(name)
+        else:
+            chosen.add(name)
+    return frozenset(chosen)
 
 
 def install_admission(store: MemoryStore) -> None:
@@ -53,13 +126,13 @@ DESCHEDULE_PRIORITY = 5
 """Timers due at the same instant run first (lower priority values): scenario steps, then the descheduler."""
 
 
-class ControlPlane:
+class ControlPlane(Generic[S]):
     """The scheduler (every profile), the controllers and, unless `kubelet` is False, the simulated kubelet,
     all following `store` on `clock`."""
 
     def __init__(
         self,
-        store: MemoryStore,
+        store: S,
         clock: Clock,
         *,
         config: SchedulerConfig | None = None,
@@ -68,11 +141,18 @@ class ControlPlane:
         kubelet: bool = True,
         migration: MigrationControllerArgs | None = None,
         garbage_collection: bool = True,
+        controllers: Collection[str] | None = None,
     ) -> None:
         """Wire the components to `store` (whose admission the caller installs) and `clock`; `migration`
         configures the PodMigrationJob controller (Koordinator's defaults when None). `garbage_collection`
         False leaves out the garbage collector (a what-if over a partial snapshot, whose owners may simply not
-        have been copied, must not collect their dependents)."""
+        have been copied, must not collect their dependents). `controllers` names the controllers to run (of
+        `ALL_CONTROLLERS`; None: every one); a controller left out is None here."""
+        on = frozenset(ALL_CONTROLLERS if controllers is None else controllers)
+        unknown = sorted(on - set(ALL_CONTROLLERS))
+        if unknown:
+            raise ValueError(f"unknown controllers {unknown} (known: {', '.join(ALL_CONTROLLERS)})")
+        self.controllers = on
         self.clock = clock
         self.store = store
         self.events = EventRecorder(store, buffered=True)
@@ -80,17 +160,24 @@ class ControlPlane:
             store, clock, self.events, registry or builtin_registry(), config, seed=seed
         )
         self.kubelet: SimKubelet | None = SimKubelet(store, clock) if kubelet else None
-        self.reservations = ReservationController(store, clock)
-        self.workloads = WorkloadControllers(store, clock)
-        self.disruption = DisruptionController(
-            store, clock, recorder=EventRecorder(store, component="controllermanager")
+        self.reservations = ReservationController(store, clock) if "reservation" in on else None
+        self.workloads = WorkloadControllers(store, clock) if "workloads" in on else None
+        self.disruption = (
+            DisruptionController(store, clock, recorder=EventRecorder(store, component="controllermanager"))
+            if "disruption" in on
+            else None
         )
-        self.podgc = PodGCController(store, clock)
-        self.garbagecollector = GarbageCollector(store, clock) if garbage_collection else None
-        self.podgroups = PodGroupController(store, clock)
-        self.elasticquotas = ElasticQuotaController(store, clock)
-        self.migration = MigrationController(
-            store, clock, migration, recorder=EventRecorder(store, component="koord-descheduler")
+        self.podgc = PodGCController(store, clock) if "podgc" in on else None
+        collect = garbage_collection and "garbagecollector" in on
+        self.garbagecollector = GarbageCollector(store, clock) if collect else None
+        self.podgroups = PodGroupController(store, clock) if "podgroup" in on else None
+        self.elasticquotas = ElasticQuotaController(store, clock) if "elasticquota" in on else None
+        self.migration = (
+            MigrationController(
+                store, clock, migration, recorder=EventRecorder(store, component="koord-descheduler")
+            )
+            if "podmigrationjob" in on
+            else None
         )
         self.descheduler: Descheduler | None = None
         self.descheduling_interval = DEFAULT_DESCHEDULING_INTERVAL
@@ -114,7 +201,7 @@ class ControlPlane:
             skip_unbuildable=True,
         )
         args = migration_args(policy)
-        if args is not None:
+        if args is not None and "podmigrationjob" in self.controllers:
             self.migration = MigrationController(
                 self.store,
                 self.clock,
@@ -134,6 +221,30 @@ class ControlPlane:
         self.descheduling_errors.extend(f"at {now:g}s: {e}" for e in result.errors)
         self.clock.call_at(now + self.descheduling_interval, self._deschedule, DESCHEDULE_PRIORITY)
 
+    def binding_failed(self, namespace: str, name: str, uid: str | None, message: str) -> None:
+        """A binding sent in the background failed (kube's handleBindingCycleError): a pod still pending in the
+        store is forgotten by the scheduler (its plugins release what they reserved for it) and queued again,
+        with a ``Binding rejected`` FailedScheduling event. A pod gone or bound meanwhile needs nothing: the
+        store's events bring that to the scheduler."""
+        try:
+            pod = self.store.get(("", "Pod"), namespace, name)
+        except NotFound:
+            return
+        meta = pod.get("metadata") or {}
+        if (uid and meta.get("uid") != uid) or (pod.get("spec") or {}).get("nodeName"):
+            return
+        self.scheduler.handle_event("DELETED", pod)
+        self.scheduler.handle_event("ADDED", pod)
+        component = (pod.get("spec") or {}).get("schedulerName") or "default-scheduler"
+        self.events.event(
+            pod,
+            "Warning",
+            "FailedScheduling",
+            f"Binding rejected: {message}",
+            action="Binding",
+            component=component,
+        )
+
     def replay(self) -> None:
         """Tell every component about the objects already in the store (a store recovered from disk)."""
         for obj in self.store.all_objects():
@@ -143,7 +254,8 @@ class ControlPlane:
         if not self._pending:
             return False
         sched, kubelet, reservations = self.scheduler, self.kubelet, self.reservations
-        gc = self.garbagecollector
+        gc, workloads, disruption, podgc = self.garbagecollector, self.workloads, self.disruption, self.podgc
+        podgroups, quotas, migration = self.podgroups, self.elasticquotas, self.migration
         sched_kinds = sched.watched_kinds()
         while self._pending:
             ev = self._pending.popleft()
@@ -153,22 +265,22 @@ class ControlPlane:
                 sched.handle_event(ev.type, obj)
             if kind == "Pod" and kubelet is not None:
                 kubelet.handle_event(ev.type, obj)
-            if kind in ("Pod", "Node", "Reservation"):
+            if reservations is not None and kind in ("Pod", "Node", "Reservation"):
                 reservations.handle_event(ev.type, obj)
-            if kind in ("Pod", "ReplicaSet", "Deployment"):
-                self.workloads.handle_event(ev.type, obj)
-            if kind in ("Pod", "PodDisruptionBudget", "ReplicaSet", "Deployment"):
-                self.disruption.handle_event(ev.type, obj)
-            if kind in ("Pod", "Node"):
-                self.podgc.handle_event(ev.type, obj)
+            if workloads is not None and kind in ("Pod", "ReplicaSet", "Deployment"):
+                workloads.handle_event(ev.type, obj)
+            if disruption is not None and kind in ("Pod", "PodDisruptionBudget", "ReplicaSet", "Deployment"):
+                disruption.handle_event(ev.type, obj)
+            if podgc is not None and kind in ("Pod", "Node"):
+                podgc.handle_event(ev.type, obj)
             if gc is not None and kind != "Event":
                 gc.handle_event(ev.type, obj)
-            if kind in ("Pod", "PodGroup"):
-                self.podgroups.handle_event(ev.type, obj)
-            if kind in ("Pod", "ElasticQuota"):
-                self.elasticquotas.handle_event(ev.type, obj)
-            if kind in ("Pod", "Reservation", "PodMigrationJob"):
-                self.migration.handle_event(ev.type, obj)
+            if podgroups is not None and kind in ("Pod", "PodGroup"):
+                podgroups.handle_event(ev.type, obj)
+            if quotas is not None and kind in ("Pod", "ElasticQuota"):
+                quotas.handle_event(ev.type, obj)
+            if migration is not None and kind in ("Pod", "Reservation", "PodMigrationJob"):
+                migration.handle_event(ev.type, obj)
         return True
 
     def run_until_idle(self) -> None:

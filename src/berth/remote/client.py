@@ -9,22 +9,40 @@ from __future__ import annotations
 
 import json
 import ssl
-from collections.abc import Generator, Iterator, Mapping
+import threading
+import time
+from collections.abc import Callable, Generator, Iterator, Mapping
 from typing import Any
 
 import httpx
 
 from berth.api.errors import StatusError, error_from_status
 from berth.remote.kubeconfig import Connection, Credentials, KubeconfigError, tls_context
+from berth.remote.ratelimit import TokenBucket
 
 Obj = dict[str, Any]
 
-__all__ = ["KubeClient", "ServerUnreachable"]
+__all__ = ["MAX_RETRIES", "KubeClient", "LineStream", "ServerUnreachable", "ServiceUnavailable"]
+
+MAX_RETRIES = 10
+"""client-go's ``maxRetries``: how often a request answered 429 or 5xx with a Retry-After header is sent again."""
+LIMITS = httpx.Limits(max_connections=200, max_keepalive_connections=64, keepalive_expiry=60.0)
+"""Connections to the server: enough kept open for every watch, binding worker and the main thread at once (with
+httpx's default of 20 kept, a busy binder pool reconnects, and handshakes TLS, for most requests)."""
+MAX_RETRY_AFTER = 10.0
+"""The longest Retry-After wait honoured, seconds (a longer one is cut to this)."""
 
 
 class ServerUnreachable(Exception):
     """The API server could not be reached (no answer, refused connection, TLS failure, credential plugin
     failure, ...)."""
+
+
+class ServiceUnavailable(StatusError):
+    """503: how the `Store` implementations over a server report that it could not be reached."""
+
+    reason = "ServiceUnavailable"
+    code = 503
 
 
 class _CredentialsAuth(httpx.Auth):
@@ -64,7 +82,13 @@ class KubeClient:
         credentials: Credentials | None = None,
         proxy: str | None = None,
         tls_server_name: str | None = None,
+        rate_limiter: TokenBucket | None = None,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
+        """`rate_limiter` throttles every request (and every watch it opens) as client-go's does; `sleep` waits
+        out a Retry-After (injectable for tests)."""
+        self.rate_limiter = rate_limiter
+        self._sleep = sleep
         headers = {"Accept": "application/json"}
         if token and credentials is None:
             headers["Authorization"] = f"Bearer {token}"
@@ -81,12 +105,18 @@ class KubeClient:
             timeout=timeout,
             auth=_CredentialsAuth(credentials) if credentials is not None else None,
             proxy=proxy,
+            limits=LIMITS,
         )
         self._extensions: dict[str, Any] = {"sni_hostname": tls_server_name} if tls_server_name else {}
 
     @classmethod
     def connect(
-        cls, conn: Connection, *, transport: httpx.BaseTransport | None = None, timeout: float = 30.0
+        cls,
+        conn: Connection,
+        *,
+        transport: httpx.BaseTransport | None = None,
+        timeout: float = 30.0,
+        rate_limiter: TokenBucket | None = None,
     ) -> KubeClient:
         """A client for ``conn`` (its client certificate is already in ``conn.verify``'s context)."""
         return cls(
@@ -99,6 +129,7 @@ class KubeClient:
             credentials=conn.credentials,
             proxy=conn.proxy,
             tls_server_name=conn.tls_server_name,
+            rate_limiter=rate_limiter,
         )
 
     def close(self) -> None:
@@ -114,15 +145,26 @@ class KubeClient:
         body: Mapping[str, Any] | None = None,
         content_type: str = "application/json",
     ) -> Obj:
-        """One request; the decoded JSON body, or the StatusError of a non-2xx answer."""
+        """One request; the decoded JSON body, or the StatusError of a non-2xx answer. An answer 429 or 5xx
+        with a Retry-After header is waited out and the request sent again, up to `MAX_RETRIES` times (client-go's
+        ``checkWait``)."""
         content = None if body is None else json.dumps(body).encode()
         headers = {"Content-Type": content_type} if body is not None else {}
-        try:
-            resp = self._http.request(
-                method, path, params=params, content=content, headers=headers, extensions=self._extensions
-            )
-        except (httpx.HTTPError, KubeconfigError) as e:
-            raise ServerUnreachable(f"{method} {path}: {e}") from None
+        retries = 0
+        while True:
+            if self.rate_limiter is not None:
+                self.rate_limiter.wait()
+            try:
+                resp = self._http.request(
+                    method, path, params=params, content=content, headers=headers, extensions=self._extensions
+                )
+            except (httpx.HTTPError, KubeconfigError) as e:
+                raise ServerUnreachable(f"{method} {path}: {e}") from None
+            wait = _retry_after(resp)
+            if wait is None or retries >= MAX_RETRIES:
+                break
+            retries += 1
+            self._sleep(wait)
         try:
             doc = resp.json() if resp.content else {}
         except ValueError:
@@ -131,8 +173,20 @@ class KubeClient:
             raise _refusal(resp.status_code, doc, resp.text)
         return doc if isinstance(doc, dict) else {}
 
+    def open_lines(self, path: str, params: Mapping[str, str]) -> LineStream:
+        """A streaming GET (a watch) that another thread may `close()`; iterate it for the decoded lines."""
+        return LineStream(self, path, params)
+
     def stream_lines(self, path: str, params: Mapping[str, str]) -> Iterator[Obj]:
         """A streaming GET (a watch): each JSON line of the answer, decoded, until the server ends it."""
+        return iter(LineStream(self, path, params))
+
+    def _stream(
+        self, path: str, params: Mapping[str, str], opened: Callable[[httpx.Response], None]
+    ) -> Iterator[Obj]:
+        """The decoded lines of a streaming GET; `opened` is told of the response once it is open."""
+        if self.rate_limiter is not None:
+            self.rate_limiter.wait()
         try:
             with self._http.stream(
                 "GET", path, params=params, timeout=None, extensions=self._extensions
@@ -144,11 +198,56 @@ class KubeClient:
                     except ValueError:
                         doc = {}
                     raise _refusal(resp.status_code, doc, text)
+                opened(resp)
                 for line in resp.iter_lines():
                     if line.strip():
                         yield json.loads(line)
         except (httpx.HTTPError, KubeconfigError) as e:
             raise ServerUnreachable(f"GET {path}: {e}") from None
+
+
+class LineStream:
+    """One streaming GET: iterate it (once) for the JSON lines; `close()` (from any thread) ends it."""
+
+    def __init__(self, client: KubeClient, path: str, params: Mapping[str, str]) -> None:
+        self._client = client
+        self._path = path
+        self._params = params
+        self._lock = threading.Lock()
+        self._response: httpx.Response | None = None
+        self.closed = False
+
+    def __iter__(self) -> Iterator[Obj]:
+        return self._client._stream(self._path, self._params, self._opened)
+
+    def _opened(self, resp: httpx.Response) -> None:
+        with self._lock:
+            self._response = resp
+            closed = self.closed
+        if closed:
+            resp.close()
+
+    def close(self) -> None:
+        """End the stream: the iterating thread's next read fails (ServerUnreachable) or the stream ends."""
+        with self._lock:
+            self.closed = True
+            resp = self._response
+        if resp is not None:
+            resp.close()
+
+
+def _retry_after(resp: httpx.Response) -> float | None:
+    """The seconds to wait before sending again, for a 429 or 5xx answer with a Retry-After header; else None."""
+    if resp.status_code != 429 and resp.status_code < 500:
+        return None
+    value = resp.headers.get("Retry-After")
+    if value is None:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        return None
+    return min(max(seconds, 0.0), MAX_RETRY_AFTER)
 
 
 def _refusal(code: int, doc: object, text: str) -> StatusError:
