@@ -234,6 +234,23 @@ def test_prefilter_state_sums_nominated_requests() -> None:
     assert state.read(STATE_KEY) == PreFilterState({GPU: 1}, {GPU: 3}, {GPU: 4})
 
 
+def test_prefilter_state_of_a_borrower_guards_the_min_others_want() -> None:
+    # a at its min borrows with p; b (min 6, used 2) has a pending pod of 3 that fits its unused 4: the
+    # aggregate check (and the preemption that follows it) leaves those 4 to b: 2 + 4 + 1 + 4 = 11 > 10
+    p = plugin_with([QA, QB, running("a", "u", 4), running("b", "v", 2), quota_pod("b", "w", 3).obj()])
+    state = CycleState()
+    _, s = p.pre_filter(state, quota_pod("a", "p", 1).info(), None)  # type: ignore[arg-type]
+    assert (s.code, s.message) == (Code.UNSCHEDULABLE, MIN_A)
+    assert state.read(STATE_KEY) == PreFilterState({GPU: 1}, {GPU: 1}, {GPU: 1}, {GPU: 5})
+
+
+def test_prefilter_state_within_min_has_no_guard() -> None:
+    p = plugin_with([QA, QB, running("a", "u", 2), running("b", "v", 2), quota_pod("b", "w", 3).obj()])
+    state = CycleState()
+    p.pre_filter(state, quota_pod("a", "p", 2).info(), None)  # type: ignore[arg-type]
+    assert state.read(STATE_KEY) == PreFilterState({GPU: 2}, {GPU: 2}, {GPU: 2}, None)
+
+
 def _used(p: CapacityScheduling, ns: str) -> dict[str, int]:
     return {k: v for k, v in p.book.infos[ns].used.items() if v}
 

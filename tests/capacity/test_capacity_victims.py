@@ -7,9 +7,11 @@ from collections.abc import Sequence
 import pytest
 from capacity_helpers import GPU, Obj, quota, quota_pod
 
+from berth.scheduler.framework.cycle_state import CycleState
 from berth.scheduler.framework.podinfo import PodInfo
 from berth.scheduler.framework.status import Code, Status
 from berth.scheduler.plugins.capacityscheduling import (
+    STATE_KEY,
     CapacityScheduling,
     PreFilterState,
     select_quota_victims,
@@ -42,7 +44,11 @@ def select(
     preemptor: Obj,
     budgets: Sequence[Budget] = (),
     elsewhere: Sequence[Obj] = (),
+    *,
+    pre_filter: bool = False,
 ) -> tuple[list[str] | None, int, Status]:
+    """The victims on n1 (``NODE_GPUS`` GPUs) for ``preemptor``; its PreFilterState is the bare request, or
+    with ``pre_filter`` the one the plugin's PreFilter writes."""
     plugin = CapacityScheduling(handle=None)  # type: ignore[arg-type]
     for o in [*quotas, *node_pods, *elsewhere]:
         plugin.on_object_event("ADDED", o)
@@ -58,6 +64,10 @@ def select(
 
     req = dict(me.requests)
     pfs = PreFilterState(req, req, req)
+    if pre_filter:
+        state = CycleState()
+        plugin.pre_filter(state, me, None)  # type: ignore[arg-type]
+        pfs = state.read(STATE_KEY)
     victims, s = select_quota_victims(
         me, "n1", infos, fits_without, plugin.book, pfs, budgets, StartTimes(lambda: 1.8e9)
     )
@@ -239,3 +249,23 @@ def test_fits_once_terminating_pods_elsewhere_leave_means_no_victims() -> None:
         Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
         "No victims found on node n1 for preemptor pod p",
     )
+
+
+def test_a_borrower_keeps_the_min_others_want_free() -> None:
+    # a is at its min (4) and borrows with p; b (min 6) uses 2 and has "w" (3) pending, which fits its unused
+    # min: PreFilter refuses p (2 + 4 + 1 + b's wanted 4 > 10) although n1 has room. Reprieving from the most
+    # important (the earliest started) keeps a1, a2, a3 (2 + 3 + 1 + 4 = 10); a4 must go. Without the rule
+    # in the reprieve every pod came back and the node had "no victims" (an internal error)
+    node_pods = [
+        run_pod("a", "a1", 1, start=1),
+        run_pod("a", "a2", 1, start=2),
+        run_pod("a", "a3", 1, start=3),
+        run_pod("a", "a4", 1, start=4),
+        run_pod("b", "b1", 2, start=5),
+    ]
+    preemptor = quota_pod("a", "p", 1, prio=10).obj()
+    pending = [quota_pod("b", "w", 3).obj()]
+    assert select([QA, QB], node_pods, preemptor, elsewhere=pending, pre_filter=True) == (["a4"], 0, Status())
+    # without b's pending pod nobody wants b's min: p fits as it is, and the node has no victim to offer
+    _, _, s = select([QA, QB], node_pods, preemptor, pre_filter=True)
+    assert (s.code, s.message) == (Code.ERROR, 'expected at least one victim pod on node "n1"')

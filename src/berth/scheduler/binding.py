@@ -20,6 +20,7 @@ from berth.api.contracts import Recorder, Store
 from berth.api.errors import NotFound
 from berth.clock import Clock
 from berth.scheduler.cache import SchedulerCache
+from berth.scheduler.extender import Extenders
 from berth.scheduler.framework.cycle_state import CycleState
 from berth.scheduler.framework.plugin import PseudoPodSource
 from berth.scheduler.framework.podinfo import PodInfo
@@ -49,6 +50,7 @@ class BindingCycle:
         stats: SchedulerStats,
         waiting: dict[str, Waiting],
         pseudo_sources: Mapping[tuple[str, str], PseudoPodSource],
+        extenders: Extenders | None = None,
     ) -> None:
         self.store = store
         self.events = events
@@ -59,6 +61,7 @@ class BindingCycle:
         self.stats = stats
         self.waiting = waiting
         self.pseudo_sources = pseudo_sources
+        self.extenders = extenders if extenders is not None else Extenders()
         # told of every decision: (pod, node or "", status)
         self.on_decision: Callable[[PodInfo, str, Status], None] | None = None
 
@@ -119,7 +122,10 @@ class BindingCycle:
         else:
             s = fw.run_pre_bind(state, pod, node)
             if s.is_success():
-                s = fw.run_bind(state, pod, node)
+                # an interested extender with a bind verb binds instead of the Bind plugins (kube's
+                # extendersBinding)
+                bound = self.extenders.bind(pod, node) if self.extenders.all else None
+                s = bound if bound is not None else fw.run_bind(state, pod, node)
                 if s.is_skip():
                     s = Status(Code.ERROR, ("no bind plugin bound the pod",))
         if not s.is_success():

@@ -15,11 +15,12 @@ from typing import Any, Protocol
 from berth.api.contracts import Recorder, Store
 from berth.clock import Clock
 from berth.scheduler.cache import SchedulerCache
+from berth.scheduler.extender import Extenders
 from berth.scheduler.framework.cycle_state import CycleState
 from berth.scheduler.framework.nodetable import NodeTable
 from berth.scheduler.framework.plugin import PseudoPodSource
 from berth.scheduler.framework.podinfo import PodInfo
-from berth.scheduler.framework.status import Status
+from berth.scheduler.framework.status import SUCCESS, PluginError, Status
 from berth.scheduler.nominator import Nominator
 from berth.scheduler.queue import SchedulingQueue
 from berth.scheduler.waiting import Waiting
@@ -39,6 +40,7 @@ class HandleHost(Protocol):
     waiting: dict[str, Waiting]
     pseudo_sources: dict[tuple[str, str], PseudoPodSource]
     whatif: WhatIf
+    extenders: Extenders
 
     def set_nomination(self, pod: PodInfo, node: str) -> None:
         """Write (or clear, with "") ``pod``'s status.nominatedNodeName and track it."""
@@ -136,3 +138,14 @@ class SchedulerHandle:
 
     def activate_pods(self, uids: Iterable[str]) -> None:
         self._s.queue.activate(uids)
+
+    def extender_preemption(
+        self, pod: PodInfo, victims: Mapping[str, tuple[list[PodInfo], int]]
+    ) -> tuple[dict[str, tuple[list[PodInfo], int]] | None, Status]:
+        extenders = self._s.extenders
+        if not extenders.has_preemption:
+            return None, SUCCESS
+        try:
+            return extenders.process_preemption(pod, dict(victims), self._s.cache.table), SUCCESS
+        except PluginError as e:
+            return None, e.status

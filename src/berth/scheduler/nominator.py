@@ -2,7 +2,9 @@
 
 A nominated pod holds room on its node: the scheduling cycle adds the pods nominated with equal or higher
 priority than the pod being scheduled to their nodes' load (``Nominator.overlay_for``) before filtering,
-and the what-if filters of preemption count them node by node.
+and the what-if filters of preemption count them node by node. As kube's
+``RunFilterPluginsWithNominatedPods``, they count in Filter only: ``withdraw_nominated`` takes them off the
+table before Score, which sees the nodes as they are.
 """
 
 from __future__ import annotations
@@ -11,12 +13,37 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from berth.scheduler.framework.cycle_state import Overlay
+from berth.scheduler.framework.cycle_state import CycleState, Overlay
 from berth.scheduler.framework.nodetable import NodeTable
 from berth.scheduler.framework.podinfo import PodInfo
 
 # CycleState key: True while the cycle's nominated-pod overlay is applied to the node table
 OVERLAY_APPLIED_KEY = "berth/overlay-applied"
+# CycleState key: the cycle's overlays that hold nominated pods (``add_nominated``)
+NOMINATED_OVERLAYS_KEY = "berth/nominated-overlays"
+
+
+def add_nominated(state: CycleState, overlays: list[Overlay]) -> None:
+    """Add the nominated pods' ``overlays`` (from ``Nominator.overlay_for``) to the cycle's overlays and
+    remember them, so that ``withdraw_nominated`` can take them off again."""
+    if overlays:
+        state.overlay.extend(overlays)
+        state.write(NOMINATED_OVERLAYS_KEY, tuple(overlays))
+
+
+def withdraw_nominated(state: CycleState, table: NodeTable) -> None:
+    """Take the nominated pods' overlays off ``table`` (when applied) and out of the cycle: kube's Score
+    plugins see the nodes without the pods nominated to them. The cycle's other overlays (a reservation's
+    room shown to its owner) stay."""
+    nominated: tuple[Overlay, ...] = state.get(NOMINATED_OVERLAYS_KEY) or ()
+    if not nominated:
+        return
+    state.delete(NOMINATED_OVERLAYS_KEY)
+    serials = {ov.serial for ov in nominated}
+    state.overlay[:] = [ov for ov in state.overlay if ov.serial not in serials]
+    if state.get(OVERLAY_APPLIED_KEY):
+        table.apply_overlay(list(nominated), -1)
+        state.write(OVERLAY_APPLIED_KEY, False)
 
 
 class Nominator:

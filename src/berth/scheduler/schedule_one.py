@@ -23,17 +23,19 @@ from berth.api.errors import NotFound
 from berth.clock import Clock
 from berth.scheduler.binding import BindingCycle
 from berth.scheduler.cache import SchedulerCache
+from berth.scheduler.extender import EXTENDER_NAME, Extenders, HTTPExtender
 from berth.scheduler.framework.cycle_state import BINDING_ANNOTATIONS_KEY, CycleState
 from berth.scheduler.framework.nodetable import IntArray, NodeTable
 from berth.scheduler.framework.plugin import NodeStatusMap, RowStatuses
 from berth.scheduler.framework.podinfo import PodInfo
-from berth.scheduler.framework.runtime import Framework
+from berth.scheduler.framework.runtime import FilterOutcome, Framework
 from berth.scheduler.framework.status import Code, PluginError, Status
 from berth.scheduler.messages import fit_error_message
-from berth.scheduler.nominator import OVERLAY_APPLIED_KEY, Nominator
+from berth.scheduler.nominator import OVERLAY_APPLIED_KEY, Nominator, add_nominated, withdraw_nominated
 from berth.scheduler.queue import QueuedPod, SchedulingQueue
 from berth.scheduler.stats import SchedulerStats
 from berth.scheduler.trace import (
+    PASSED,
     RESULTS_PLUGIN,
     CycleTrace,
     Tracer,
@@ -48,6 +50,8 @@ POD_KEY = ("", "Pod")
 PREEMPTION_PLUGINS = frozenset(("DefaultPreemption", "CapacityScheduling"))
 NOMINATED_NODE_KEY = "berth/nominated-node"
 TRACE_KEY = "berth/trace"  # the CycleTrace of an attempt being explained or recorded
+EXTENDERS_KEY = "berth/extenders"  # the extenders interested in the pod of this attempt (when any)
+EXTENDER_REJECTED_KEY = "berth/extender-rejected"  # {"Extender"} when extenders filtered nodes out
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 
@@ -84,8 +88,10 @@ class SchedulingCycle:
         twins: TwinFailures,
         stats: SchedulerStats,
         binding: BindingCycle,
+        extenders: Extenders | None = None,
     ) -> None:
         self.frameworks = frameworks
+        self.extenders = extenders if extenders is not None else Extenders()
         self.store = store
         self.clock = clock
         self.rng = rng
@@ -131,7 +137,8 @@ class SchedulingCycle:
             self._finish_trace(fw, state, trace, node, failure)
         if node is None:
             assert failure is not None
-            if not nominated_in(state):
+            # an extender's answers may change without a cluster event: its pods' twins are not held back
+            if not nominated_in(state) and not state.get(EXTENDERS_KEY):
                 rejecting: set[str] = state.get("berth/unschedulable-plugins", set())
                 self._twins.remember(fw, pod, {failure.plugin} | rejecting, moves_at_start)
             self._binding.fail(
@@ -203,7 +210,7 @@ class SchedulingCycle:
         else:
             candidates = np.ones(n, dtype=np.bool_)
         if self.nominator:
-            state.overlay.extend(self.nominator.overlay_for(pod, table))
+            add_nominated(state, self.nominator.overlay_for(pod, table))
         overlay = state.overlay
         if overlay:
             table.apply_overlay(overlay)
@@ -231,17 +238,26 @@ class SchedulingCycle:
         if trace is not None:
             narrowed_msg = "node(s) didn't satisfy plugin(s) [" + " ".join(sorted(narrowed_by)) + "]"
             record_filters(trace, fw, state.skip_filter, table, candidates, outcome, narrowed_msg)
+        extenders = self.extenders.for_pod(pod) if self.extenders.all else ()
+        if extenders:
+            state.write(EXTENDERS_KEY, extenders)
         nominated = self.nominator.node_of(pod.uid) if self.nominator else ""
         if nominated:
             row = table.index.get(nominated)
-            if row is not None and outcome.passed[row]:
+            if (
+                row is not None
+                and outcome.passed[row]
+                and (not extenders or self.extenders.filter(extenders, pod, table, np.array([row]))[0].size)
+            ):
                 if trace is not None:
                     trace.note = f"nominated node {nominated} passed the filters: taken without scoring"
                 return nominated, None  # kube tries the nominated node first and takes it if it fits
         feasible = self._sample(fw, outcome.passed, narrowed_to is not None)
+        if extenders and feasible.size:
+            feasible, outcome = self._extender_filter(extenders, state, pod, table, feasible, outcome)
         if feasible.size == 0:
             reasons: Counter[str] = Counter()
-            plugins: set[str] = set(narrowed_by)
+            plugins: set[str] = set(narrowed_by) | state.get(EXTENDER_REJECTED_KEY, set())
             statuses = NodeStatusMap()
             codes = outcome.status_codes
             if outcome.statuses:
@@ -265,10 +281,58 @@ class SchedulingCycle:
             if trace is not None:
                 trace.note = "only one feasible node: scoring skipped"
             return table.names[int(feasible[0])], None
+        withdraw_nominated(state, table)  # kube scores the nodes as they are, without nominated pods
         scores = fw.run_scores(state, pod, table, feasible, keep_parts=trace is not None)
         if trace is not None:
             record_scores(trace, fw, table, scores)
-        return table.names[int(feasible[self._select(scores.total)])], None
+        total = scores.total
+        if extenders:
+            extra = self.extenders.scores(extenders, pod, table, feasible)
+            if extra is not None:
+                total = total + extra
+                if trace is not None:
+                    trace.note = "extender scores added: " + ", ".join(
+                        f"{table.names[int(r)]}={int(v)}" for r, v in zip(feasible, extra, strict=True)
+                    )
+        return table.names[int(feasible[self._select(total)])], None
+
+    def _extender_filter(
+        self,
+        extenders: tuple[HTTPExtender, ...],
+        state: CycleState,
+        pod: PodInfo,
+        table: NodeTable,
+        feasible: IntArray,
+        outcome: FilterOutcome,
+    ) -> tuple[IntArray, FilterOutcome]:
+        """Run the interested extenders' filters over the feasible rows (after the Filter plugins, as
+        kube's findNodesThatPassExtenders): the rows they kept, and ``outcome`` with the rows they failed
+        given their statuses. When they dropped rows, "Extender" joins the pod's unschedulable plugins."""
+        kept, failed = self.extenders.filter(extenders, pod, table, feasible)
+        trace: CycleTrace | None = state.get(TRACE_KEY)
+        if trace is not None:  # berth explain shows the extenders' verdicts as those of an "Extender" filter
+            trace.filter_plugins.append(EXTENDER_NAME)
+            passed_rows = set(kept.tolist())
+            for r in feasible.tolist():
+                st = failed.get(r)
+                verdict = PASSED if r in passed_rows else (st.message if st is not None else "filtered out")
+                trace.filter.setdefault(table.names[r], {})[EXTENDER_NAME] = verdict
+        if kept.size != feasible.size:
+            state.write(EXTENDER_REJECTED_KEY, {EXTENDER_NAME})
+        if not failed:
+            return kept, outcome
+        codes = outcome.status_codes.copy()
+        statuses = list(outcome.statuses)
+        passed = outcome.passed.copy()
+        known: dict[Status, int] = {}
+        for row, st in failed.items():
+            k = known.get(st)
+            if k is None:
+                k = known[st] = len(statuses)
+                statuses.append(st)
+            codes[row] = k
+            passed[row] = False
+        return kept, FilterOutcome(passed, codes, statuses)
 
     def _post_filter(
         self, fw: Framework, state: CycleState, pod: PodInfo, n: int, fit: Status, statuses: NodeStatusMap

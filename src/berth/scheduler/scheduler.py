@@ -31,6 +31,7 @@ from berth.api.podaffinity import AffinityTerm, compile_pod_affinity
 from berth.clock import Clock
 from berth.scheduler.binding import BindingCycle
 from berth.scheduler.cache import SchedulerCache, is_terminal
+from berth.scheduler.extender import Extenders
 from berth.scheduler.framework.config import SchedulerConfig, parse_config
 from berth.scheduler.framework.cycle_state import CycleState
 from berth.scheduler.framework.plugin import ObjectEventPlugin, PseudoPodSource
@@ -101,6 +102,7 @@ class Scheduler:
         self.waiting: dict[str, Waiting] = {}
         self.pseudo_sources: dict[tuple[str, str], PseudoPodSource] = {}
         self.stats = SchedulerStats()
+        self.extenders = Extenders(self.config.extenders)  # kube's HTTP extenders (none by default)
         # one framework per profile; its plugins reach the scheduler through their handle
         self.frameworks: dict[str, Framework] = {
             p.scheduler_name: Framework(
@@ -142,6 +144,7 @@ class Scheduler:
             stats=self.stats,
             waiting=self.waiting,
             pseudo_sources=self.pseudo_sources,
+            extenders=self.extenders,
         )
         self.scheduling = SchedulingCycle(
             frameworks=self.frameworks,
@@ -154,6 +157,7 @@ class Scheduler:
             twins=self._twins,
             stats=self.stats,
             binding=self.binding,
+            extenders=self.extenders,
         )
 
     @property

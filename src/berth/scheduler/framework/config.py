@@ -12,6 +12,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from berth.scheduler.framework.extender_config import (
+    ExtenderConfig,
+    ExtenderConfigError,
+    ignored_by_scheduler,
+    parse_extenders,
+)
+
 API_VERSIONS = ("kubescheduler.config.k8s.io/v1",)
 KIND = "KubeSchedulerConfiguration"
 
@@ -69,6 +76,7 @@ class SchedulerConfig:
     pod_initial_backoff_seconds: float
     pod_max_backoff_seconds: float
     profiles: list[ProfileConfig]
+    extenders: list[ExtenderConfig] = field(default_factory=list)
 
 
 DEFAULT_MULTIPOINT: tuple[PluginRef, ...] = (
@@ -207,7 +215,15 @@ def parse_config(doc: Mapping[str, Any] | None, *, source: str = "scheduler conf
             args[pname] = {k: v for k, v in a.items() if k not in ("apiVersion", "kind")}
         pct = _percentage(prof.get("percentageOfNodesToScore"), f"{path}.percentageOfNodesToScore")
         profiles.append(ProfileConfig(name, pct, merged, args))
-    return SchedulerConfig(global_pct, float(initial), float(maximum), profiles)
+    try:
+        extenders = parse_extenders(doc.get("extenders"))
+    except ExtenderConfigError as e:
+        raise ConfigError(str(e)) from None
+    ignored = ignored_by_scheduler(extenders)
+    if ignored:  # as kube's buildExtenders: the extenders' ignored resources replace NodeResourcesFit's
+        for prof in profiles:
+            prof.plugin_args.setdefault("NodeResourcesFit", {})["ignoredResources"] = list(ignored)
+    return SchedulerConfig(global_pct, float(initial), float(maximum), profiles, extenders)
 
 
 def expand_plugins(

@@ -276,6 +276,14 @@ class Handle(Protocol):
         Permit, bound, unknown) are left alone."""
         ...
 
+    def extender_preemption(
+        self, pod: PodInfo, victims: Mapping[str, tuple[list[PodInfo], int]]
+    ) -> tuple[dict[str, tuple[list[PodInfo], int]] | None, Status]:
+        """The preemption candidates (node -> (victims, PDB violations)) that the scheduler extenders with
+        a preempt verb keep for ``pod``, with the victims they chose (kube's callExtenders); None when no
+        extender preempts for ``pod``; an Error status when one failed."""
+        ...
+
 
 class PseudoPodSource(Protocol):
     """Where the scheduler sends the outcome of scheduling a pseudo pod (one that is not a Pod object)."""
@@ -534,7 +542,8 @@ def nominated_counted(handle: object, pod: PodInfo, node_name: str) -> list[PodI
 
 
 def rows_with_added_pods(state: CycleState, n: int) -> list[int]:
-    """Rows (below ``n``) that this cycle's overlays add pods to: where nominated pods are counted."""
+    """Rows (below ``n``) that this cycle's overlays add pods to: where nominated pods are counted (in Filter
+    only: their overlays are taken off before Score, as kube's RunFilterPluginsWithNominatedPods)."""
     rows: set[int] = set()
     for ov in state.overlay:
         if ov.rows is not None and ov.pods is not None:

@@ -3,9 +3,11 @@
 PreFilter refuses a pod (Unschedulable, so preemption may run) when its namespace's quota would exceed
 max with the pod and the equal-or-higher-priority nominated pods of that namespace, or when the total
 used of all quotas would exceed the total of all min with the pod, those nominated pods and the nominated
-pods of quotas still within their min. Reserve / Unreserve count the pod in its quota; bound pods are
-followed through Pod events, quotas through ElasticQuota events. Namespaces without a quota are not
-governed. PostFilter is quota-aware preemption (see ``preemption``).
+pods of quotas still within their min; a pod that borrows (its quota over min with it) may not take the
+unused min of other quotas whose pending pods would fit in it. Reserve / Unreserve count the pod in its
+quota; bound pods are followed through Pod events, quotas through ElasticQuota events. Namespaces without
+a quota are not governed. PostFilter is quota-aware preemption (see ``preemption``), which keeps to the
+same rules.
 """
 
 from __future__ import annotations
@@ -102,18 +104,21 @@ class CapacityScheduling:
                         add_into(total, n.requests)
             elif ns in book.infos and not book.used_over_min(ns):
                 add_into(total, self._nominated_sum[ns])
-        state.write(STATE_KEY, PreFilterState(request, in_quota, total))
+        guarded: dict[str, int] | None = None
+        if book.used_over_min_with(pod.namespace, in_quota):
+            # borrowing: only the min other quotas leave unused and no pending pod of theirs wants (the
+            # quota-aware preemption keeps to the same rule, so PostFilter frees what PreFilter asks for)
+            wanted = self.wanted_min_of_others(pod.namespace)
+            if wanted:
+                add_into(wanted, total)
+                guarded = wanted
+        state.write(STATE_KEY, PreFilterState(request, in_quota, total, guarded))
         if book.used_over_max_with(pod.namespace, in_quota):
             return None, Status(Code.UNSCHEDULABLE, (over_max_message(pod, pod.namespace),))
         if book.aggregated_over_min_with(total):
             return None, Status(Code.UNSCHEDULABLE, (over_min_message(pod),))
-        if book.used_over_min_with(pod.namespace, in_quota):
-            # borrowing: only the min other quotas leave unused and no pending pod of theirs wants
-            wanted = self.wanted_min_of_others(pod.namespace)
-            if wanted:
-                add_into(wanted, total)
-                if book.aggregated_over_min_with(wanted):
-                    return None, Status(Code.UNSCHEDULABLE, (over_min_message(pod),))
+        if guarded is not None and book.aggregated_over_min_with(guarded):
+            return None, Status(Code.UNSCHEDULABLE, (over_min_message(pod),))
         return None, SUCCESS
 
     def wanted_min_of_others(self, namespace: str) -> dict[str, int]:

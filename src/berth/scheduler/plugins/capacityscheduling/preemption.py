@@ -9,7 +9,8 @@ Which pods a preemptor may take room from depends on its quota:
 
 Pods of namespaces without a quota are never victims of a quota'd preemptor. Victims are chosen per node as
 kube does (remove all, then reprieve from the most important, PDB-violating first), a reprieve also failing
-when it would take the preemptor's quota over max or the quotas over their total min. Every node is a
+when it would take the preemptor's quota over max or the quotas over their total min (for a preemptor that
+borrows, leaving the unused min other quotas' pending pods want, as PreFilter does). Every node is a
 candidate; the node is picked and its victims preempted as DefaultPreemption does.
 """
 
@@ -27,6 +28,7 @@ from berth.scheduler.framework.status import SUCCESS, Code, Status
 from berth.scheduler.plugins.capacityscheduling.quota import PreFilterState, QuotaBook, QuotaLedger
 from berth.scheduler.plugins.defaultpreemption import messages as m
 from berth.scheduler.plugins.defaultpreemption.args import parse_default_preemption_args
+from berth.scheduler.plugins.defaultpreemption.extenders import call_extenders
 from berth.scheduler.plugins.defaultpreemption.pdb import Budget, split_by_pdb_violation
 from berth.scheduler.plugins.defaultpreemption.plugin import DefaultPreemption, potential_rows
 from berth.scheduler.plugins.defaultpreemption.selection import Candidate, pick_one_node
@@ -112,10 +114,16 @@ def select_quota_victims(
     for p in potential:
         ledger.change(p.namespace, p.uid, -1)
     quota_ns = pod.namespace if pod.namespace in book.infos else None
+    # a pod PreFilter judged a borrower leaves other quotas the unused min their pending pods want, as
+    # there: the victims must make room for what PreFilter will ask next time
+    guarded = pfs.guarded if quota_ns is not None else None
     if quota_ns is not None and (
-        ledger.used_over_max_with(quota_ns, pfs.request) or ledger.aggregated_over_min_with(pfs.request)
+        ledger.used_over_max_with(quota_ns, pfs.request)
+        or ledger.aggregated_over_min_with(pfs.request)
+        or (guarded is not None and ledger.aggregated_over_min_with(guarded))
     ):
         return None, Status(Code.UNSCHEDULABLE, (MSG_GLOBAL_MAX,))
+    aggregate = pfs.total if guarded is None else guarded
     ordered = by_importance(potential, start)
     violating, fine = split_by_pdb_violation(ordered, budgets)
     removed: dict[str, PodInfo] = {p.uid: p for p in ordered}
@@ -131,7 +139,7 @@ def select_quota_victims(
         if fits and quota_ns is not None:
             fits = not (
                 ledger.used_over_max_with(quota_ns, pfs.in_quota)
-                or ledger.aggregated_over_min_with(pfs.total)
+                or ledger.aggregated_over_min_with(aggregate)
             )
         if not fits:
             removed[p.uid] = p
@@ -234,8 +242,12 @@ class QuotaPreemption:
             return PostFilterResult(""), Status(
                 Code.UNSCHEDULABLE, (m.fit_error(table.size, failed, _NOT_HELPFUL),)
             )
+        candidates, s = call_extenders(self.handle, pod, candidates)
+        if not s.is_success():
+            return None, s
         best = pick_one_node(candidates, start)
-        assert best is not None
+        if best is None:
+            return None, Status(Code.UNSCHEDULABLE, (m.NO_CANDIDATE,))
         s = self._actor.prepare(best, pod)
         if not s.is_success():
             return None, s

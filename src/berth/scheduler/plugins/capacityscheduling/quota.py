@@ -27,11 +27,14 @@ def add_into(into: dict[str, int], amounts: Amounts, sign: int = 1) -> None:
 @dataclass(frozen=True, slots=True)
 class PreFilterState:
     """What PreFilter computed: the pod's request, plus the nominated pods counted against its quota
-    (``in_quota``) and against the total min (``total``)."""
+    (``in_quota``) and against the total min (``total``); for a pod that borrows (its quota over min with
+    ``in_quota``), ``guarded`` is ``total`` plus the unused min of the other quotas whose pending pods want
+    it (None when the pod does not borrow or nobody wants that min)."""
 
     request: Amounts
     in_quota: Amounts
     total: Amounts
+    guarded: Amounts | None = None
 
 
 class QuotaInfo:

@@ -10,6 +10,7 @@ PREFIX = "preemption: "
 NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
 NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominated node."
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
+NO_CANDIDATE = "no candidate node for preemption"  # the extenders kept no candidate
 PREEMPTED_MESSAGE = "preempted"  # the rejection message sent to a victim waiting at Permit
 EVENT_REASON = "Preempted"
 EVENT_ACTION = "Preempting"

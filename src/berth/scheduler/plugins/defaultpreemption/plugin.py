@@ -29,6 +29,7 @@ from berth.scheduler.framework.podinfo import PodInfo
 from berth.scheduler.framework.status import SUCCESS, Code, Status
 from berth.scheduler.plugins.defaultpreemption import messages as m
 from berth.scheduler.plugins.defaultpreemption.args import NAME, DefaultPreemptionArgs
+from berth.scheduler.plugins.defaultpreemption.extenders import call_extenders
 from berth.scheduler.plugins.defaultpreemption.memo import VictimMemo, request_key, request_signature
 from berth.scheduler.plugins.defaultpreemption.pdb import PDB_KEY, Budget, BudgetCache
 from berth.scheduler.plugins.defaultpreemption.reservation import (
@@ -137,8 +138,12 @@ class DefaultPreemption:
             if errors:
                 return None, Status(Code.ERROR, (_aggregate(errors),))
             return self._no_candidates(pod, current, table.size, failed)
+        candidates, s = call_extenders(self.handle, pod, candidates)
+        if not s.is_success():
+            return None, s
         best = pick_one_node(candidates, start)
-        assert best is not None
+        if best is None:
+            return None, Status(Code.UNSCHEDULABLE, (m.NO_CANDIDATE,))
         s = self.prepare(best, pod)
         if not s.is_success():
             return None, s
