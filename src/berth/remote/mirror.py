@@ -38,7 +38,7 @@ from berth.remote.binder import AsyncBinder, BindOutcome, BindRequest
 from berth.remote.client import ServerUnreachable, ServiceUnavailable
 from berth.remote.eventsink import EventSink
 from berth.remote.informer import Listed, Reflector
-from berth.remote.store import RemoteStore
+from berth.remote.store import RemoteStore, eviction_body
 from berth.store.eviction import add_prefer_avoid
 from berth.store.fieldselector import compile_field_selector
 
@@ -515,18 +515,7 @@ class ClusterMirror:
         """POST a policy/v1 Eviction (TooManyRequests when a budget refuses); the pod as the replica holds it
         (the watch brings its deletion). With `avoid`, its node is then asked to avoid the pod's controller."""
         pod = self.get(_POD, namespace, name)
-        options: Obj = {}
-        if grace_period_seconds is not None:
-            options["gracePeriodSeconds"] = grace_period_seconds
-        if dry_run:
-            options["dryRun"] = ["All"]
-        body: Obj = {
-            "apiVersion": "policy/v1",
-            "kind": "Eviction",
-            "metadata": {"name": name, "namespace": namespace},
-        }
-        if options:
-            body["deleteOptions"] = options
+        body = eviction_body(namespace, name, grace_period_seconds=grace_period_seconds, dry_run=dry_run)
         path = f"/api/v1/namespaces/{namespace}/pods/{name}/eviction"
         self._call(self.remote.client.request, "POST", path, body=body)
         if avoid and not dry_run:

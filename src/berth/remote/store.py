@@ -24,7 +24,7 @@ from berth.clock import Clock, RealClock
 from berth.remote.client import KubeClient, ServerUnreachable
 from berth.store.eviction import add_prefer_avoid
 
-__all__ = ["RemoteStore"]
+__all__ = ["RemoteStore", "eviction_body"]
 
 Obj = dict[str, Any]
 _POD = ("", "Pod")
@@ -54,6 +54,23 @@ def _path(info: KindInfo, namespace: str | None, name: str = "", subresource: st
 def _dry(dry_run: bool) -> dict[str, str] | None:
     """The query of a write: ``dryRun=All`` for a dry run."""
     return {"dryRun": "All"} if dry_run else None
+
+
+def eviction_body(namespace: str, name: str, *, grace_period_seconds: int | None, dry_run: bool) -> Obj:
+    """The policy/v1 Eviction that asks the API server to evict pod `namespace`/`name`."""
+    options: Obj = {}
+    if grace_period_seconds is not None:
+        options["gracePeriodSeconds"] = grace_period_seconds
+    if dry_run:
+        options["dryRun"] = ["All"]
+    body: Obj = {
+        "apiVersion": "policy/v1",
+        "kind": "Eviction",
+        "metadata": {"name": name, "namespace": namespace},
+    }
+    if options:
+        body["deleteOptions"] = options
+    return body
 
 
 def _typed(info: KindInfo, obj: Obj) -> Obj:
@@ -268,18 +285,7 @@ class RemoteStore:
         asked (by a patch of its annotation, which the API server has no eviction option for) to avoid the
         pod's controller."""
         pod = self.get(_POD, namespace, name)
-        options: Obj = {}
-        if grace_period_seconds is not None:
-            options["gracePeriodSeconds"] = grace_period_seconds
-        if dry_run:
-            options["dryRun"] = ["All"]
-        body: Obj = {
-            "apiVersion": "policy/v1",
-            "kind": "Eviction",
-            "metadata": {"name": name, "namespace": namespace},
-        }
-        if options:
-            body["deleteOptions"] = options
+        body = eviction_body(namespace, name, grace_period_seconds=grace_period_seconds, dry_run=dry_run)
         self.client.request("POST", _path(_kind(_POD), namespace, name, "eviction"), body=body)
         if dry_run:
             return pod
