@@ -164,6 +164,19 @@ def test_faults_lose_no_pod_and_bind_none_twice(tmp_path: Path, caplog: pytest.L
             mirror.binder is not None and mirror.binder.failed == 1
         )  # the 409: forgotten, queued, bound again
         assert "Binding rejected: Operation cannot be fulfilled on pods/binding: injected" in _events(served)
+        # Scheduled is said once the server accepted the binding: the rejected one left only its FailedScheduling
+        assert _scheduled_counts(served) == {f"p{i:02d}": 1 for i in range(PODS)}
+
+
+def _scheduled_counts(served: Served) -> dict[str, int]:
+    with served.client() as c:
+        items = c.get("/api/v1/namespaces/default/events").json()["items"]
+    counts: dict[str, int] = {}
+    for e in items:
+        if e["reason"] == "Scheduled":
+            name = e["involvedObject"]["name"]
+            counts[name] = counts.get(name, 0) + int(e.get("count") or 1)
+    return counts
 
 
 def _events(served: Served) -> list[str]:

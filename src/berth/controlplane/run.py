@@ -25,7 +25,7 @@ from typing import Any, Protocol
 
 from prometheus_client import CollectorRegistry, ProcessCollector
 
-from berth.api.errors import StatusError
+from berth.api.errors import NotFound, StatusError
 from berth.api.watch import ResourceKey
 from berth.clock import RealClock
 from berth.controlplane.leaderelection import (
@@ -46,6 +46,7 @@ from berth.controlplane.plane import (
 )
 from berth.descheduler.policy import Policy
 from berth.scheduler.framework.config import SchedulerConfig
+from berth.scheduler.messages import scheduled_message
 from berth.store.events import EventRecorder
 
 __all__ = [
@@ -119,9 +120,15 @@ def followed_kinds(controllers: Collection[str], descheduler: bool) -> tuple[Res
 class Replica(PlaneStore, Protocol):
     """A store that follows a cluster on background threads; its changes are applied by `pump()`. A binding
     it sends in the background and that fails is reported, from `pump()`, to `on_bind_failed(namespace, name,
-    uid, message)`."""
+    uid, message)`; one the server accepted to `on_bound(namespace, name, uid, node)`."""
 
     on_bind_failed: Callable[[str, str, str | None, str], None] | None
+    on_bound: Callable[[str, str, str | None, str], None] | None
+
+    @property
+    def binds_in_background(self) -> bool:
+        """Whether `bind` returns before the server has answered (the outcome comes from `pump()`)."""
+        ...
 
     def start(self) -> None:
         """Start following the cluster."""
@@ -282,6 +289,7 @@ class Runner:
         finally:
             if self.plane is not None:
                 self.replica.on_bind_failed = None
+                self.replica.on_bound = None
                 self.plane.events.flush()
                 self.plane.close()
             replica.stop()  # the bindings in flight finish first: a standby must not race them
@@ -305,11 +313,36 @@ class Runner:
         )
         plane.replay()
         self.replica.on_bind_failed = plane.binding_failed
+        if self.replica.binds_in_background:  # bindings complete in the background: Scheduled is said then
+            plane.scheduler.binding.scheduled_events = False
+            self.replica.on_bound = self._bound
         if options.descheduler is not None:
             plane.enable_descheduler(options.descheduler, options.descheduling_interval)
         self.plane = plane
         if self.on_leading is not None:
             self.on_leading(plane)
+
+    def _bound(self, namespace: str, name: str, uid: str | None, node: str) -> None:
+        """The Scheduled event of a binding the API server accepted (kube records it once the binding is
+        done, so a rejected binding leaves only its FailedScheduling)."""
+        plane = self.plane
+        if plane is None:
+            return
+        try:
+            pod = self.replica.get(POD, namespace, name)
+        except NotFound:
+            return  # deleted meanwhile: nobody reads the event
+        if uid and (pod.get("metadata") or {}).get("uid") != uid:
+            return
+        profile = (pod.get("spec") or {}).get("schedulerName") or "default-scheduler"
+        plane.events.event(
+            pod,
+            "Normal",
+            "Scheduled",
+            scheduled_message(namespace, name, node),
+            action="Binding",
+            component=profile,
+        )
 
     def _lose(self) -> None:
         """The leadership ended: lost, unless it ends because `run` is stopping."""

@@ -107,6 +107,8 @@ class ClusterMirror:
         self.remote = remote
         self.events = events
         self.on_bind_failed: Callable[[str, str, str | None, str], None] | None = None
+        # told of each background binding the server accepted: (namespace, name, uid, node)
+        self.on_bound: Callable[[str, str, str | None, str], None] | None = None
         self.binder = (
             AsyncBinder(remote.client, self._enqueue, workers=bind_workers) if bind_workers > 0 else None
         )
@@ -203,9 +205,11 @@ class ClusterMirror:
 
     def _bound(self, outcome: BindOutcome) -> None:
         """A binding sent in the background ended (on the thread that pumps)."""
-        if outcome.error is None:
-            return
         req = outcome.request
+        if outcome.error is None:
+            if self.on_bound is not None:
+                self.on_bound(req.namespace, req.name, req.uid, req.node)
+            return
         log.warning("binding %s/%s to %s failed: %s", req.namespace, req.name, req.node, outcome.error)
         if self.on_bind_failed is not None:
             self.on_bind_failed(req.namespace, req.name, req.uid, outcome.error.message)
@@ -495,6 +499,11 @@ class ClusterMirror:
         path = f"/api/v1/namespaces/{namespace}/pods/{name}/binding"
         self._call(self.remote.client.request, "POST", path, body=binding)
         return self._as_bound(namespace, name, node_name)
+
+    @property
+    def binds_in_background(self) -> bool:
+        """Whether `bind` queues the binding for the background binder (its outcome comes from `pump()`)."""
+        return self.binder is not None
 
     def _as_bound(self, namespace: str, name: str, node_name: str) -> Obj:
         pod = self._objects[_POD].get((namespace, name)) if _POD in self._objects else None

@@ -64,6 +64,9 @@ class BindingCycle:
         self.extenders = extenders if extenders is not None else Extenders()
         # told of every decision: (pod, node or "", status)
         self.on_decision: Callable[[PodInfo, str, Status], None] | None = None
+        # whether a bind records the Scheduled event; False where the store binds in the background and the
+        # binding's completion records it (kube records it once the API server has accepted the binding)
+        self.scheduled_events = True
 
     # ----- permit -----------------------------------------------------------------------------
     def wait_on_permit(
@@ -140,14 +143,15 @@ class BindingCycle:
         stats.observe_attempt("scheduled", fw.profile_name, time.perf_counter() - started)
         stats.pod_attempts.observe(qp.attempts)
         if source is None:
-            self.events.event(
-                pod.obj,
-                "Normal",
-                "Scheduled",
-                scheduled_message(pod.namespace, pod.name, node),
-                action="Binding",
-                component=fw.profile_name,
-            )
+            if self.scheduled_events:
+                self.events.event(
+                    pod.obj,
+                    "Normal",
+                    "Scheduled",
+                    scheduled_message(pod.namespace, pod.name, node),
+                    action="Binding",
+                    component=fw.profile_name,
+                )
             fw.run_post_bind(state, pod, node)
         if self.on_decision is not None:
             self.on_decision(pod, node, s)
