@@ -783,6 +783,31 @@ def crds(
 
 
 @app.command()
+def rbac(
+    namespace: Annotated[
+        str, typer.Option(help="Namespace of the ServiceAccount and of the leader-election Lease.")
+    ] = "kube-system",
+    name: Annotated[
+        str, typer.Option(help="Name of the ServiceAccount, the roles, their bindings and the Lease.")
+    ] = "berth-scheduler",
+    output: Annotated[
+        ManifestFormat, typer.Option("-o", "--output", help="Output format.")
+    ] = ManifestFormat.yaml,
+) -> None:
+    """Print the ServiceAccount, ClusterRole, Role and bindings berth run needs in a cluster."""
+    from berth.remote.rbac import rbac_objects
+
+    try:
+        docs = rbac_objects(namespace, name)
+    except ValueError as e:
+        raise _invalid(str(e)) from None
+    if output is ManifestFormat.json:
+        sys.stdout.write(json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}, indent=2) + "\n")
+    else:
+        sys.stdout.write(yaml.safe_dump_all(docs, sort_keys=False))
+
+
+@app.command()
 def version() -> None:
     """Print Berth's version."""
     from importlib.metadata import version as _v

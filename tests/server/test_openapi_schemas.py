@@ -492,6 +492,8 @@ def manifests() -> Iterator[tuple[str, dict[str, Any]]]:
                 yield from walk(where, item)
 
     for path in sorted(EXAMPLES.rglob("*.yaml")):
+        if path.parent.name == "deploy":
+            continue  # manifests for a real cluster (CRDs, RBAC, a Deployment), not objects Berth serves
         for doc in yaml.safe_load_all(path.read_text()):
             yield from walk(str(path.relative_to(EXAMPLES)), doc)
 

@@ -565,6 +565,8 @@ def _example_objects() -> list[dict[str, Any]]:
     """Every object of examples/**, those a Scenario's steps create too."""
     out: list[dict[str, Any]] = []
     for path in sorted(EXAMPLES.rglob("*.yaml")):
+        if path.parent.name == "deploy":
+            continue  # manifests for a real cluster (CRDs, RBAC, a Deployment), not objects Berth serves
         for m in parse_manifest_text(path.read_text(), str(path)):
             out.append(m.obj)
             steps = (m.obj.get("spec") or {}).get("steps") if m.obj.get("kind") == "Scenario" else None
