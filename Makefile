@@ -42,6 +42,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/managed_fields.py
 	$(BIN)/python benchmarks/serve_load.py
 	$(BIN)/python benchmarks/end_to_end.py
+	$(BIN)/python benchmarks/live_binding.py
 
 fuzz: $(STAMP)
 	$(BIN)/python benchmarks/fuzz.py --scenarios 10000 --workers 2
