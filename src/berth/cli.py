@@ -30,6 +30,27 @@ app = typer.Typer(
 EXIT_INVALID = 2
 
 
+def _print_version(value: bool) -> None:
+    """``--version``: print Berth's version (as ``berth version``) and exit."""
+    if value:
+        from importlib.metadata import version as _v
+
+        typer.echo(_v("berth"))
+        raise typer.Exit()
+
+
+@app.callback()
+def _main_options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", is_eager=True, callback=_print_version, help="Print Berth's version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Berth: a Kubernetes scheduling control plane (scheduling framework, reservations, quotas, gangs)."""
+
+
 class OutputFormat(StrEnum):
     """Output formats of ``berth simulate``."""
 
@@ -76,6 +97,8 @@ def _prepare_run(
             until_s = parse_duration(until)
         except ValueError:
             raise _invalid(f'--until: invalid duration "{until}"') from None
+        if until_s <= 0:
+            raise _invalid(f'--until: must be positive, not "{until}"')
     config = _load_config(scheduler_config)
     try:
         manifests = load_manifests([str(p) for p in paths])
@@ -88,6 +111,19 @@ def _prepare_run(
     except ConfigError as e:
         raise _invalid(f"{scheduler_config or 'default scheduler configuration'}: {e}") from None
     return sim, plan, until_s
+
+
+def _check_report_path(report: Path | None) -> None:
+    """Exit 2 with one line, before anything runs, when ``--report`` cannot be written: a directory, or a
+    file in a directory that does not exist (the file itself is only written after the run)."""
+    if report is None:
+        return
+    if report.is_dir():
+        raise _invalid(f'--report: "{report}" is a directory')
+    parent = report.parent
+    if not parent.is_dir():
+        what = f'"{parent}" is not a directory' if parent.exists() else f'directory "{parent}" does not exist'
+        raise _invalid(f'--report: cannot write "{report}": {what}')
 
 
 def _check_unique_uids(plan: Any) -> None:
@@ -138,7 +174,10 @@ DeschedulingIntervalOption = Annotated[
 
 @app.command()
 def simulate(
-    paths: Annotated[list[Path], typer.Argument(help="Manifest files or directories (YAML or JSON).")],
+    paths: Annotated[
+        list[Path],
+        typer.Argument(help="Manifest files or directories (YAML or JSON); - reads standard input."),
+    ],
     scheduler_config: SchedulerConfigOption = None,
     until: UntilOption = None,
     seed: SeedOption = 0,
@@ -160,6 +199,7 @@ def simulate(
     from berth.sim.output import to_tables, to_yaml, write_json
     from berth.sim.report import build_report
 
+    _check_report_path(report)
     sim, plan, until_s = _prepare_run(paths, scheduler_config, until, seed)
     policy, every = _descheduler_options(descheduler_policy, descheduling_interval)
     if policy is not None:
@@ -211,7 +251,10 @@ class ExplainFormat(StrEnum):
 
 @app.command()
 def explain(
-    paths: Annotated[list[Path], typer.Argument(help="Manifest files or directories (YAML or JSON).")],
+    paths: Annotated[
+        list[Path],
+        typer.Argument(help="Manifest files or directories (YAML or JSON); - reads standard input."),
+    ],
     pod: Annotated[
         str, typer.Option("--pod", help="The pod to explain: NAMESPACE/NAME or NAME (default ns).")
     ],

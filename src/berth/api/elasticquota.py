@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from berth.api.checks import Context
+from berth.api.checks import Context, format_value
 from berth.api.errors import QuantityError
 from berth.api.quantity import format_resource, resource_amount
 
@@ -46,10 +46,27 @@ def format_resource_list(amounts: Mapping[str, int]) -> dict[str, str]:
     return {r: format_resource(r, amounts[r]) for r in sorted(amounts)}
 
 
+def _check_min_within_max(
+    ctx: Context, spec: Mapping[str, Any], low: Mapping[str, int], high: Mapping[str, int]
+) -> None:
+    """Refuse a resource whose spec.min exceeds its spec.max, in kube's field-error words (the first such
+    resource in name order). A resource absent from spec.max is unbounded, so any min is within it."""
+    for resource in sorted(low.keys() & high.keys()):
+        if low[resource] > high[resource]:
+            given = spec["min"][resource]
+            ctx.invalid(
+                f"spec.min.{resource}",
+                given if isinstance(given, str) else format_value(given),
+                f"must be less than or equal to spec.max.{resource}",
+            )
+
+
 def validate_elastic_quota(obj: Mapping[str, Any], ctx: Context) -> None:
-    """Validate an ElasticQuota (the CRD schema: spec.min / spec.max / status.used are ResourceLists)."""
+    """Validate an ElasticQuota (the CRD schema: spec.min / spec.max / status.used are ResourceLists) and
+    that no resource's spec.min is above its spec.max."""
     spec = ctx.mapping("spec", obj.get("spec"))
-    ctx.resource_list("spec.min", spec.get("min"))
-    ctx.resource_list("spec.max", spec.get("max"))
+    low = ctx.resource_list("spec.min", spec.get("min"))
+    high = ctx.resource_list("spec.max", spec.get("max"))
+    _check_min_within_max(ctx, spec, low, high)
     status = ctx.mapping("status", obj.get("status"))
     ctx.resource_list("status.used", status.get("used"))

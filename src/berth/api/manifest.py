@@ -2,7 +2,8 @@
 
 Every object is validated before anything is returned, so one bad object anywhere aborts the
 whole load. ``kind: List`` (and any ``*List`` kind with ``items``) is flattened; namespaced
-objects without a namespace get ``"default"``.
+objects without a namespace get ``"default"``. The path ``-`` is standard input (named ``STDIN`` in
+messages, as kubectl does): JSON when it starts with ``{`` or ``[``, else YAML.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -22,9 +24,19 @@ from berth.api.kinds import UnknownKindError, lookup_kind
 from berth.api.validation import validate_object
 from berth.api.wellknown import DEFAULT_NAMESPACE
 
-__all__ = ["MANIFEST_EXTENSIONS", "Manifest", "ManifestError", "load_manifests", "parse_manifest_text"]
+__all__ = [
+    "MANIFEST_EXTENSIONS",
+    "STDIN_PATH",
+    "STDIN_SOURCE",
+    "Manifest",
+    "ManifestError",
+    "load_manifests",
+    "parse_manifest_text",
+]
 
 MANIFEST_EXTENSIONS = (".yaml", ".yml", ".json")
+STDIN_PATH = "-"
+STDIN_SOURCE = "STDIN"
 
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -68,8 +80,15 @@ def _walk(path: str) -> Iterator[str]:
             yield entry.path
 
 
+def _is_json(text: str, path: str) -> bool:
+    """Whether *text* from *path* is read as JSON: a .json file, or standard input starting like JSON."""
+    if path == STDIN_SOURCE:
+        return text.lstrip()[:1] in ("{", "[")
+    return path.endswith(".json")
+
+
 def _documents(text: str, path: str) -> list[Any]:
-    if path.endswith(".json"):
+    if _is_json(text, path):
         try:
             return [msgspec.json.decode(text)]
         except msgspec.DecodeError:
@@ -123,15 +142,34 @@ def _default_namespace(obj: dict[str, Any]) -> None:
         md["namespace"] = DEFAULT_NAMESPACE
 
 
+def _read(path: str) -> tuple[str, str]:
+    """The text of a manifest file, or of standard input for ``-``, and the name messages give it."""
+    if path == STDIN_PATH:
+        try:
+            return sys.stdin.read(), STDIN_SOURCE
+        except (OSError, UnicodeDecodeError) as e:
+            raise ManifestError(f"{STDIN_SOURCE}: cannot read: {e}") from None
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.read(), path
+    except (OSError, UnicodeDecodeError) as e:
+        raise ManifestError(f"{path}: cannot read: {e}") from None
+
+
 def load_manifests(paths: Sequence[str]) -> list[Manifest]:
-    """Load, flatten, namespace-default and validate every object in *paths* (files or directories).
+    """Load, flatten, namespace-default and validate every object in *paths* (files, directories, or
+    ``-`` for standard input).
 
     Raises ManifestError for a missing path or unparsable file, InvalidObjectError (naming the
     source) for the first invalid object; nothing is returned unless everything is valid.
     """
     files: list[str] = []
+    if list(paths).count(STDIN_PATH) > 1:
+        raise ManifestError(f"{STDIN_PATH}: standard input is given more than once")
     for p in paths:
-        if os.path.isdir(p):
+        if p == STDIN_PATH:
+            files.append(p)
+        elif os.path.isdir(p):
             files.extend(_walk(p))
         elif os.path.exists(p):
             files.append(p)
@@ -140,12 +178,8 @@ def load_manifests(paths: Sequence[str]) -> list[Manifest]:
     out: list[Manifest] = []
     with _gc_paused():
         for f in files:
-            try:
-                with open(f, encoding="utf-8") as fh:
-                    text = fh.read()
-            except (OSError, UnicodeDecodeError) as e:
-                raise ManifestError(f"{f}: cannot read: {e}") from None
-            out.extend(parse_manifest_text(text, f))
+            text, source = _read(f)
+            out.extend(parse_manifest_text(text, source))
         for m in out:
             _default_namespace(m.obj)
             validate_object(m.obj, source=m.source)
