@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import pytest
 from capacity_helpers import EQ, GPU, POD, Obj, quota
@@ -127,3 +128,38 @@ CASES: list[tuple[str, Obj, list[Obj], list[tuple[str, Obj]], dict[str, str]]] =
 @pytest.mark.parametrize(("q", "pods", "after", "want"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_status_used(q: Obj, pods: list[Obj], after: list[tuple[str, Obj]], want: dict[str, str]) -> None:
     assert _run(q, pods, after=after) == want
+
+
+def test_a_quota_created_after_its_pods_counts_those_still_running() -> None:
+    """Pods of a namespace without a quota are only remembered; the first quota there sums the ones running,
+    each as it was when it started running (a later change of its requests is not counted, as for counted pods)."""
+    clock = SimClock()
+    store = MemoryStore(clock=clock)
+    events: list[Any] = []
+    store.subscribe(events.append)
+    ctrl = ElasticQuotaController(store, clock)
+
+    def pump() -> None:
+        while events:
+            ev = events.pop(0)
+            ctrl.handle_event(ev.type, ev.object)
+
+    def start(name: str, cpu: str) -> None:
+        store.create(make_pod(name).ns("a").req(cpu=cpu).node("n1").obj())
+        store.patch(POD, "a", name, {"status": {"phase": "Running"}}, subresource="status")
+
+    start("p1", "1")
+    start("p2", "2")
+    start("p3", "4")
+    pump()
+    store.patch(POD, "a", "p2", {"status": {"phase": "Succeeded"}}, subresource="status")
+    store.delete(POD, "a", "p3", grace_period_seconds=0)
+    pump()
+    assert ctrl.used("b") == {}
+    store.create(quota("a", {"cpu": "4"}, None))
+    pump()
+    assert store.get(EQ, "a", "a")["status"]["used"] == {"cpu": "1"}
+    start("p4", "500m")
+    pump()
+    assert store.get(EQ, "a", "a")["status"]["used"] == {"cpu": "1500m"}
+    assert ctrl.used("a") == {"cpu": 1500}

@@ -224,8 +224,10 @@ class DisruptionController:
         meta = pod["metadata"]
         ns, name = meta.get("namespace") or "default", meta["name"]
         key = (ns, name)
-        old = self._pod_budgets.get(key) or set()
         budgets = self._budgets.get(ns) or {}
+        if not budgets and key not in self._pod_budgets:
+            return  # no budget selects it now or did before (the common case: a namespace without budgets)
+        old = self._pod_budgets.get(key) or set()
         if type_ == "DELETED":
             self._pod_budgets.pop(key, None)
             self._prints.pop(key, None)

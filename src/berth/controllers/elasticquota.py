@@ -3,7 +3,8 @@
 It keeps every ElasticQuota's ``status.used`` equal to the summed requests of the Running pods of its
 namespace, for the resource names its spec.min and spec.max list (a listed resource no pod uses is "0").
 Running totals are kept per namespace, so a pod event costs one small comparison and, when the value
-changed, one status write.
+changed, one status write. In a namespace that has never had a quota the Running pods are only remembered; their
+requests are summed when the first quota there appears.
 """
 
 from __future__ import annotations
@@ -48,6 +49,10 @@ class ElasticQuotaController:
         self.clock = clock
         self._running: dict[str, dict[str, dict[str, int]]] = {}  # namespace -> uid -> requests
         self._used: dict[str, dict[str, int]] = {}  # namespace -> summed requests of running pods
+        # namespaces never quota'd: uid -> the running pod's spec, as it was when it started running (all that
+        # pod_requests reads; summed lazily)
+        self._uncounted: dict[str, dict[str, Any]] = {}
+        self._counted: set[str] = set()  # namespaces whose totals are kept (a quota was seen there)
         self._quotas: dict[str, dict[tuple[str, str], set[str]]] = {}  # ns -> (group, name) -> names
         for pod in store.list(POD_KEY)[0]:
             self._on_pod("ADDED", pod)
@@ -71,7 +76,23 @@ class ElasticQuotaController:
 
     def used(self, namespace: str) -> dict[str, int]:
         """The summed requests of the Running pods of ``namespace``."""
+        self._count(namespace)
         return dict(self._used.get(namespace, {}))
+
+    def _count(self, ns: str) -> None:
+        """Keep the totals of ``ns`` from now on, summing the requests of the pods remembered so far."""
+        if ns in self._counted:
+            return
+        self._counted.add(ns)
+        pods = self._uncounted.pop(ns, None)
+        if not pods:
+            return
+        running = self._running.setdefault(ns, {})
+        used = self._used.setdefault(ns, {})
+        for uid, spec in pods.items():
+            requests = running[uid] = pod_requests({"spec": spec})
+            for r, v in requests.items():
+                used[r] = used.get(r, 0) + v
 
     # ----- bookkeeping ---------------------------------------------------------------------------
     def _on_pod(self, type_: str, pod: Mapping[str, Any]) -> str | None:
@@ -80,6 +101,16 @@ class ElasticQuotaController:
         uid = str(meta.get("uid") or "")
         ns = str(meta.get("namespace") or "default")
         running = type_ != "DELETED" and (pod.get("status") or {}).get("phase") == "Running"
+        if ns not in self._counted:
+            waiting = self._uncounted.get(ns)
+            if running:
+                if waiting is None:
+                    self._uncounted[ns] = {uid: pod.get("spec")}
+                elif uid not in waiting:  # the version that started running, as a counted pod's
+                    waiting[uid] = pod.get("spec")
+            elif waiting is not None and waiting.pop(uid, None) is not None and not waiting:
+                del self._uncounted[ns]
+            return None
         pods = self._running.get(ns)
         known = pods is not None and uid in pods
         if running == known:
@@ -111,6 +142,7 @@ class ElasticQuotaController:
                     del self._quotas[ns]
             return
         names = _names(obj)
+        self._count(ns)
         self._quotas.setdefault(ns, {})[key] = names
         self._sync(ns, key, names, obj)
 

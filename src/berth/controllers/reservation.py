@@ -14,9 +14,10 @@ Every wait is a clock timer; every change is a status write or a delete.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -48,6 +49,13 @@ __all__ = ["DEFAULT_GC_SECONDS", "ReservationController"]
 DEFAULT_GC_SECONDS = 86400.0
 NODE_KEY = ("", "Node")
 _TERMINAL_POD_PHASES = ("Succeeded", "Failed")
+_parse_stamp = functools.lru_cache(maxsize=4096)(parse_rfc3339)
+"""parse_rfc3339 remembered: a sync reads the same few creation timestamps and the store's current time again and
+again (a datetime is immutable, so sharing it is safe)."""
+_format = functools.lru_cache(maxsize=4096)(format_resource)
+"""format_resource remembered (a pure function of few distinct amounts)."""
+_amount = functools.lru_cache(maxsize=4096)(resource_amount)
+"""resource_amount of a string, remembered (a bad one raises each time: errors are not remembered)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +67,8 @@ class _Owner:
     uid: str
     node: str
     requests: Mapping[str, int]
+    spec: object = field(default=None, compare=False)
+    """The pod spec `requests` were read from (all they depend on)."""
 
 
 class ReservationController:
@@ -130,10 +140,11 @@ class ReservationController:
         pod_uid = meta.get("uid", "")
         affected: list[str] = []
         old_r = self._pod_reservation.pop(pod_uid, None)
+        previous: _Owner | None = None
         if old_r is not None:
             owners = self._owners.get(old_r)
             if owners is not None:
-                owners.pop(pod_uid, None)
+                previous = owners.pop(pod_uid, None)
                 if not owners:
                     del self._owners[old_r]
             old_name = self._names.get(old_r)
@@ -153,8 +164,13 @@ class ReservationController:
                 # a pre-allocated pod holds its resources until it is gone, even while terminating
                 holding = _running(pod) or (waiting and _not_finished(pod))
                 if type_ != "DELETED" and holding and r_uid:
+                    pod_spec = pod.get("spec")
+                    if previous is not None and previous.spec is pod_spec:
+                        requests = previous.requests  # the very spec they were read from: the same requests
+                    else:
+                        requests = pod_requests(pod)
                     self._owners.setdefault(r_uid, {})[pod_uid] = _Owner(
-                        meta.get("namespace") or "default", meta["name"], pod_uid, node, pod_requests(pod)
+                        meta.get("namespace") or "default", meta["name"], pod_uid, node, requests, pod_spec
                     )
                     self._pod_reservation[pod_uid] = r_uid
         for r_name in affected:
@@ -210,7 +226,7 @@ class ReservationController:
             return
         new_status = dict(status)
         if allocated:
-            new_status["allocated"] = {k: format_resource(k, v) for k, v in sorted(allocated.items())}
+            new_status["allocated"] = {k: _format(k, v) for k, v in sorted(allocated.items())}
         else:
             new_status.pop("allocated", None)
         if owners:
@@ -364,8 +380,8 @@ class ReservationController:
     def _clock_time(self, stamp: str) -> float:
         """The clock reading of an RFC 3339 timestamp written by the store (whole seconds)."""
         now_floor = math.floor(self.clock.now())
-        reference: datetime = parse_rfc3339(self.store.timestamp())
-        return now_floor + (parse_rfc3339(stamp) - reference).total_seconds()
+        reference: datetime = _parse_stamp(self.store.timestamp())
+        return now_floor + (_parse_stamp(stamp) - reference).total_seconds()
 
 
 def _sync_worthy(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
@@ -394,7 +410,7 @@ def _amounts(resource_list: object) -> dict[str, int]:
     out = {}
     for k, v in resource_list.items():
         try:
-            out[k] = resource_amount(k, v)
+            out[k] = _amount(k, v) if type(v) is str else resource_amount(k, v)
         except (ValueError, TypeError):
             out[k] = -1
     return out

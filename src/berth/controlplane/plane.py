@@ -84,6 +84,9 @@ class PlaneStore(Store, Protocol):
         ...
 
 
+Handler = Callable[[str, Any], None]
+"""A component's ``handle_event(type, object)``."""
+
 S = TypeVar("S", bound=PlaneStore, default=MemoryStore)
 """The control plane's store type (the embedded store unless told otherwise)."""
 
@@ -184,6 +187,9 @@ class ControlPlane(Generic[S]):
         self.descheduled: list[tuple[float, Eviction]] = []
         self.descheduling_errors: list[str] = []
         self._pending: deque[WatchEvent] = deque()
+        self._handler_parts: tuple[object, ...] = ()
+        self._handler_kinds: set[str] = set()
+        self._handler_table: tuple[dict[str, tuple[Handler, ...]], tuple[Handler, ...]] = ({}, ())
         self._unsubscribe = store.subscribe(self._pending.append)
 
     def enable_descheduler(self, policy: Policy, interval: float = 300.0) -> None:
@@ -250,37 +256,65 @@ class ControlPlane(Generic[S]):
         for obj in self.store.all_objects():
             self._pending.append(WatchEvent("ADDED", obj, _key(obj), self.store.revision))
 
+    def _handlers(self) -> tuple[dict[str, tuple[Handler, ...]], tuple[Handler, ...]]:
+        """The components' event handlers per kind, each kind's in the order they always run (the scheduler,
+        the kubelet, then the controllers), and those of any other kind; built again only when a component
+        changes (a controller left out has no handler)."""
+        sched = self.scheduler
+        parts = (
+            sched,
+            self.kubelet,
+            self.reservations,
+            self.workloads,
+            self.disruption,
+            self.podgc,
+            self.garbagecollector,
+            self.podgroups,
+            self.elasticquotas,
+            self.migration,
+        )
+        sched_kinds = sched.watched_kinds()
+        if parts == self._handler_parts and sched_kinds == self._handler_kinds:
+            return self._handler_table
+        _, kubelet, reservations, workloads, disruption, podgc, gc, podgroups, quotas, migration = parts
+        followers: tuple[tuple[Any, Collection[str] | None], ...] = (
+            (kubelet, ("Pod",)),
+            (reservations, ("Pod", "Node", "Reservation")),
+            (workloads, ("Pod", "ReplicaSet", "Deployment")),
+            (disruption, ("Pod", "PodDisruptionBudget", "ReplicaSet", "Deployment")),
+            (podgc, ("Pod", "Node")),
+            (gc, None),  # every kind but Event
+            (podgroups, ("Pod", "PodGroup")),
+            (quotas, ("Pod", "ElasticQuota")),
+            (migration, ("Pod", "Reservation", "PodMigrationJob")),
+        )
+
+        def handlers_of(kind: str | None) -> tuple[Handler, ...]:
+            out: list[Handler] = [sched.handle_event] if kind in sched_kinds else []
+            for component, kinds in followers:
+                if component is None:
+                    continue
+                if kind in kinds if kinds is not None else kind != "Event":
+                    out.append(component.handle_event)
+            return tuple(out)
+
+        named = set(sched_kinds).union(*(kinds for _, kinds in followers if kinds is not None), ("Event",))
+        table = {kind: handlers_of(kind) for kind in named}
+        self._handler_parts, self._handler_kinds = parts, sched_kinds
+        self._handler_table = (table, handlers_of(None))
+        return self._handler_table
+
     def _dispatch(self) -> bool:
         if not self._pending:
             return False
-        sched, kubelet, reservations = self.scheduler, self.kubelet, self.reservations
-        gc, workloads, disruption, podgc = self.garbagecollector, self.workloads, self.disruption, self.podgc
-        podgroups, quotas, migration = self.podgroups, self.elasticquotas, self.migration
-        sched_kinds = sched.watched_kinds()
-        while self._pending:
-            ev = self._pending.popleft()
+        table, others = self._handlers()
+        pending = self._pending
+        while pending:
+            ev = pending.popleft()
             obj = ev.object
-            kind = obj.get("kind")
-            if kind in sched_kinds:
-                sched.handle_event(ev.type, obj)
-            if kind == "Pod" and kubelet is not None:
-                kubelet.handle_event(ev.type, obj)
-            if reservations is not None and kind in ("Pod", "Node", "Reservation"):
-                reservations.handle_event(ev.type, obj)
-            if workloads is not None and kind in ("Pod", "ReplicaSet", "Deployment"):
-                workloads.handle_event(ev.type, obj)
-            if disruption is not None and kind in ("Pod", "PodDisruptionBudget", "ReplicaSet", "Deployment"):
-                disruption.handle_event(ev.type, obj)
-            if podgc is not None and kind in ("Pod", "Node"):
-                podgc.handle_event(ev.type, obj)
-            if gc is not None and kind != "Event":
-                gc.handle_event(ev.type, obj)
-            if podgroups is not None and kind in ("Pod", "PodGroup"):
-                podgroups.handle_event(ev.type, obj)
-            if quotas is not None and kind in ("Pod", "ElasticQuota"):
-                quotas.handle_event(ev.type, obj)
-            if migration is not None and kind in ("Pod", "Reservation", "PodMigrationJob"):
-                migration.handle_event(ev.type, obj)
+            type_ = ev.type
+            for handle in table.get(obj.get("kind"), others):  # type: ignore[arg-type]
+                handle(type_, obj)
         return True
 
     def run_until_idle(self) -> None:

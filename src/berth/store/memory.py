@@ -66,6 +66,19 @@ _MAX_GENERATE_BASE = 58  # 63 - 5 random chars
 _NO_RESOURCE = "the server could not find the requested resource"
 _KEEP: Any = object()
 """`_update_status`: keep the stored managedFields."""
+STATUS_VALIDATED_KINDS: frozenset[ResourceKey] = frozenset(
+    {
+        ("", "Node"),
+        ("scheduling.x-k8s.io", "ElasticQuota"),
+        ("scheduling.sigs.k8s.io", "ElasticQuota"),
+        ("scheduling.x-k8s.io", "PodGroup"),
+        ("scheduling.sigs.k8s.io", "PodGroup"),
+        ("scheduling.koordinator.sh", "PodMigrationJob"),
+    }
+)
+"""Kinds whose validation (`berth.api.validation`) reads ``status``. A status write of any other kind changes
+nothing that validation reads (the rest of the object is kept as stored, and was validated when written), so,
+as kube's status strategies validate only the status, the store does not validate such a write again."""
 
 
 def _api_validator() -> Validator | None:
@@ -79,6 +92,26 @@ def _api_validator() -> Validator | None:
         validate_object(obj)
 
     return validate
+
+
+def _copy_sharing(value: Any, stored: Any) -> Any:
+    """A private deep copy of `value` (a status being written) except where it holds the very dicts and lists of
+    `stored` (the stored version at the same place): those are immutable and shared as they are, as successive
+    versions of an object share unchanged parts (a writer usually keeps most of the stored status)."""
+    if value is stored:
+        return value
+    if type(value) is not dict or type(stored) is not dict:
+        return copy_object({"v": value})["v"]
+    out: dict[str, Any] = {}
+    for k, v in value.items():
+        s = stored.get(k)
+        if v is s or type(v) is str or type(v) is int:
+            out[k] = v
+        elif type(v) is dict and type(s) is dict:
+            out[k] = _copy_sharing(v, s)
+        else:
+            out[k] = copy_object({"v": v})["v"]
+    return out
 
 
 class MemoryStore:
@@ -110,6 +143,9 @@ class MemoryStore:
         self._epoch_seconds = self._epoch.timestamp()
         self._kinds: KindResolver = kinds if kinds is not None else api_kinds_resolver
         self._validate: Validator | None = _api_validator() if validate == "auto" else validate
+        self._status_only_kinds: frozenset[ResourceKey] | None = (
+            STATUS_VALIDATED_KINDS if validate == "auto" else None
+        )  # None: a caller's validator may read anything, so every status write is validated
         self._seed = seed
         self._uid_rng = random.Random(f"berth-uid-{seed}")
         self._kept_uids: set[str] = set()
@@ -315,6 +351,14 @@ class MemoryStore:
             message = getattr(e, "message", None) or str(e)
             name = (obj.get("metadata") or {}).get("name") or ""
             raise Invalid.of(info.kind, info.group, name, [(path, message)]) from e
+
+    def _status_validated(self, key: ResourceKey) -> bool:
+        """Whether a status write of kind `key` is validated (see STATUS_VALIDATED_KINDS); never a pod's, whose
+        status holds nothing validation checks."""
+        if key == _POD:
+            return False
+        kinds = self._status_only_kinds
+        return kinds is None or key in kinds
 
     def _admit(
         self,
@@ -648,7 +692,7 @@ class MemoryStore:
             info,
             ns,
             old,
-            copy_object({"s": status})["s"],
+            _copy_sharing(status, old.get("status")),
             "status" in obj,
             dry_run or self._dry_depth > 0,
             managed,
@@ -763,7 +807,7 @@ class MemoryStore:
                 new.pop("status", None)
         if new == old:
             return old
-        if key != _POD:  # a pod's status holds nothing validation checks; other kinds (Node) do
+        if self._status_validated(key):
             self._check_valid(info, new)
         if dry_run:
             return new
