@@ -105,3 +105,22 @@ def eventually(check: Callable[[], Any], seconds: float = 30.0) -> Any:
         if time.monotonic() > deadline:
             raise AssertionError(f"not reached in {seconds:g}s: {check.__doc__ or check}")
         time.sleep(0.1)
+
+
+def pod_placement(served: Served) -> dict[str, str]:
+    """Each pod of namespace ``default``: its node ("" while unbound)."""
+    with served.client() as c:
+        items = c.get("/api/v1/namespaces/default/pods").json()["items"]
+    return {p["metadata"]["name"]: p["spec"].get("nodeName", "") for p in items}
+
+
+def scheduled_counts(served: Served) -> dict[str, int]:
+    """How many Scheduled events each pod of namespace ``default`` got (a pod bound twice would have two)."""
+    with served.client() as c:
+        items = c.get("/api/v1/namespaces/default/events").json()["items"]
+    counts: dict[str, int] = {}
+    for e in items:
+        if e["reason"] == "Scheduled":
+            name = e["involvedObject"]["name"]
+            counts[name] = counts.get(name, 0) + int(e.get("count") or 1)
+    return counts

@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 import pytest
-from run_helpers import Served, eventually, running
+from run_helpers import Served, eventually, pod_placement, running, scheduled_counts
 
 from berth.controlplane.run import REQUIRED_KINDS, Runner, RunOptions
 from berth.remote.client import KubeClient
@@ -110,12 +110,6 @@ def _status(code: int, reason: str, message: str) -> httpx.Response:
     return httpx.Response(code, json={"kind": "Status", "code": code, "reason": reason, "message": message})
 
 
-def _placement(served: Served) -> dict[str, str]:
-    with served.client() as c:
-        items = c.get("/api/v1/namespaces/default/pods").json()["items"]
-    return {p["metadata"]["name"]: p["spec"].get("nodeName", "") for p in items}
-
-
 def test_faults_lose_no_pod_and_bind_none_twice(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     with running(tmp_path / "data", "--api-only", log=tmp_path / "serve.log") as served:
         served.apply(
@@ -149,7 +143,7 @@ def test_faults_lose_no_pod_and_bind_none_twice(tmp_path: Path, caplog: pytest.L
                 for i in range(PODS)
             ]
             served.apply(*pods)
-            eventually(lambda: sorted(_placement(served).values()) == ["n1"] * PODS, seconds=60)
+            eventually(lambda: sorted(pod_placement(served).values()) == ["n1"] * PODS, seconds=60)
         finally:
             runner.stop()
             thread.join(30)
@@ -165,18 +159,7 @@ def test_faults_lose_no_pod_and_bind_none_twice(tmp_path: Path, caplog: pytest.L
         )  # the 409: forgotten, queued, bound again
         assert "Binding rejected: Operation cannot be fulfilled on pods/binding: injected" in _events(served)
         # Scheduled is said once the server accepted the binding: the rejected one left only its FailedScheduling
-        assert _scheduled_counts(served) == {f"p{i:02d}": 1 for i in range(PODS)}
-
-
-def _scheduled_counts(served: Served) -> dict[str, int]:
-    with served.client() as c:
-        items = c.get("/api/v1/namespaces/default/events").json()["items"]
-    counts: dict[str, int] = {}
-    for e in items:
-        if e["reason"] == "Scheduled":
-            name = e["involvedObject"]["name"]
-            counts[name] = counts.get(name, 0) + int(e.get("count") or 1)
-    return counts
+        assert scheduled_counts(served) == {f"p{i:02d}": 1 for i in range(PODS)}
 
 
 def _events(served: Served) -> list[str]:

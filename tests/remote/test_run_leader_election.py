@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from run_helpers import Run, Served, eventually, running, start_run, stop_run
+from run_helpers import Run, Served, eventually, pod_placement, running, scheduled_counts, start_run, stop_run
 
 pytestmark = pytest.mark.skipif(shutil.which("kubectl") is None, reason="needs kubectl")
 
@@ -55,23 +55,6 @@ def _pods(served: Served, *names: str) -> list[Obj]:
     return docs
 
 
-def _placement(served: Served) -> dict[str, str]:
-    with served.client() as c:
-        items = c.get("/api/v1/namespaces/default/pods").json()["items"]
-    return {p["metadata"]["name"]: p["spec"].get("nodeName", "") for p in items}
-
-
-def _scheduled(served: Served) -> dict[str, int]:
-    with served.client() as c:
-        items = c.get("/api/v1/namespaces/default/events").json()["items"]
-    counts: dict[str, int] = {}
-    for e in items:
-        if e["reason"] == "Scheduled":
-            name = e["involvedObject"]["name"]
-            counts[name] = counts.get(name, 0) + int(e.get("count") or 1)
-    return counts
-
-
 def test_one_leader_binds_and_the_standby_takes_over(tmp_path: Path) -> None:
     with running(tmp_path / "data", "--api-only", log=tmp_path / "serve.log") as served:
         served.apply(
@@ -91,18 +74,18 @@ def test_one_leader_binds_and_the_standby_takes_over(tmp_path: Path) -> None:
             assert _lease(served)["holderIdentity"] == _identity(first)
 
             served.apply(*_pods(served, "a", "b", "c"))
-            eventually(lambda: all(_placement(served).values()) and len(_placement(served)) == 3)
+            eventually(lambda: all(pod_placement(served).values()) and len(pod_placement(served)) == 3)
             assert "starting the scheduler" not in second.text()
 
             first.process.kill()  # no release: the standby waits the lease out
             first.process.wait()
             served.apply(*_pods(served, "d", "e"))
             second.wait_for("starting the scheduler", seconds=30)
-            eventually(lambda: all(_placement(served).values()) and len(_placement(served)) == 5)
+            eventually(lambda: all(pod_placement(served).values()) and len(pod_placement(served)) == 5)
             lease = _lease(served)
             assert (lease["holderIdentity"], lease["leaseTransitions"]) == (_identity(second), 1)
-            assert _placement(served) == {n: "n1" for n in "abcde"}
-            assert _scheduled(served) == {n: 1 for n in "abcde"}
+            assert pod_placement(served) == {n: "n1" for n in "abcde"}
+            assert scheduled_counts(served) == {n: 1 for n in "abcde"}
 
             assert stop_run(second) == 0
             assert _lease(served)["holderIdentity"] == ""  # released on the way out
