@@ -7,8 +7,7 @@ empty nodes."""
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,7 @@ import yaml
 from typer.testing import CliRunner
 
 from berth.cli import app
-from serve.serve_helpers import Served, running
+from serve.serve_helpers import Served, eventually, running
 
 Obj = dict[str, Any]
 
@@ -31,18 +30,6 @@ COLLECTIONS = {
     "Deployment": "/apis/apps/v1/namespaces/default/deployments",
     "PodDisruptionBudget": "/apis/policy/v1/namespaces/default/poddisruptionbudgets",
 }
-
-
-def eventually(check: Callable[[], Any], what: str, limit: float = 10.0) -> Any:
-    """Poll `check` until it returns something truthy (bounded: fails the test after `limit` seconds)."""
-    deadline = time.monotonic() + limit
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"never happened: {what}")
-        time.sleep(0.05)
 
 
 def _items(http: httpx.Client, path: str) -> list[Obj]:

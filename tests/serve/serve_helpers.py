@@ -10,10 +10,11 @@ import ssl
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import yaml
@@ -182,3 +183,15 @@ def stop(proc: subprocess.Popen[bytes]) -> int:
     if proc.stderr is not None:
         proc.stderr.close()
     return proc.returncode
+
+
+def eventually(check: Callable[[], Any], what: str, limit: float = 20.0) -> Any:
+    """Poll `check` until it returns something truthy (bounded: fails the test after `limit` seconds)."""
+    deadline = time.monotonic() + limit
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"never happened: {what}")
+        time.sleep(0.05)

@@ -5,27 +5,15 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from serve_helpers import KUBECTL, Served, running
+from serve_helpers import KUBECTL, Served, eventually, running
 
 from builders import make_node, make_pod
 
 pytestmark = pytest.mark.skipif(KUBECTL is None, reason="the end-to-end tests need kubectl on PATH")
-
-
-def eventually(check: Callable[[], Any], what: str, limit: float = 20.0) -> Any:
-    """Poll `check` until it returns something truthy (bounded: fails the test after `limit` seconds)."""
-    deadline = time.monotonic() + limit
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"never happened: {what}")
-        time.sleep(0.05)
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,25 +16,13 @@ import yaml
 from kubernetes import client as kube_client
 from kubernetes import config as kube_config
 from kubernetes import watch as kube_watch
-from serve_helpers import KUBECTL, Served, running
+from serve_helpers import KUBECTL, Served, eventually, running
 
 from builders import make_node, make_pod
 
 pytestmark = pytest.mark.skipif(KUBECTL is None, reason="the end-to-end tests need kubectl on PATH")
 
 GUIDE = Path(__file__).parents[2] / "examples" / "reservation" / "01-quick-start"
-
-
-def eventually(check: Callable[[], Any], what: str, limit: float = 20.0) -> Any:
-    """Poll `check` until it returns something truthy (bounded: fails the test after `limit` seconds)."""
-    deadline = time.monotonic() + limit
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"never happened: {what}")
-        time.sleep(0.05)
 
 
 @pytest.fixture(scope="module")
