@@ -84,6 +84,17 @@ def _load_config(path: Path | None) -> SchedulerConfig | None:
         raise _invalid(f"{path}: {e}") from None
 
 
+def _seconds(option: str, value: str) -> float:
+    """The positive duration ``value`` of ``option`` in seconds; exits 2 naming the option otherwise."""
+    try:
+        seconds = parse_duration(value)
+    except ValueError:
+        raise _invalid(f'{option}: invalid duration "{value}"') from None
+    if seconds <= 0:
+        raise _invalid(f'{option}: must be positive, not "{value}"')
+    return seconds
+
+
 def _prepare_run(
     paths: list[Path], scheduler_config: Path | None, until: str | None, seed: int
 ) -> tuple[Any, Any, float | None]:
@@ -91,14 +102,7 @@ def _prepare_run(
     from berth.sim.engine import Simulation
     from berth.sim.scenario import build_plan
 
-    until_s: float | None = None
-    if until is not None:
-        try:
-            until_s = parse_duration(until)
-        except ValueError:
-            raise _invalid(f'--until: invalid duration "{until}"') from None
-        if until_s <= 0:
-            raise _invalid(f'--until: must be positive, not "{until}"')
+    until_s = None if until is None else _seconds("--until", until)
     config = _load_config(scheduler_config)
     try:
         manifests = load_manifests([str(p) for p in paths])
@@ -227,12 +231,7 @@ def _descheduler_options(path: Path | None, interval: str) -> tuple[Any, float]:
     from berth.descheduler.args import PolicyError
     from berth.descheduler.setup import read_policy
 
-    try:
-        every = parse_duration(interval)
-    except ValueError:
-        raise _invalid(f'--descheduling-interval: invalid duration "{interval}"') from None
-    if every <= 0:
-        raise _invalid(f'--descheduling-interval: must be positive, not "{interval}"')
+    every = _seconds("--descheduling-interval", interval)
     if path is None:
         return None, every
     try:
@@ -646,16 +645,6 @@ def _go_bool(option: str, value: str) -> bool:
     if parsed is None:
         raise _invalid(f'{option}: invalid boolean "{value}" (true or false)')
     return parsed
-
-
-def _seconds(option: str, value: str) -> float:
-    try:
-        seconds = parse_duration(value)
-    except ValueError:
-        raise _invalid(f'{option}: invalid duration "{value}"') from None
-    if seconds <= 0:
-        raise _invalid(f'{option}: must be positive, not "{value}"')
-    return seconds
 
 
 @app.command(name="run")
