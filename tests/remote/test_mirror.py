@@ -37,7 +37,9 @@ class _Idle:
         pass
 
 
-def _mirror(server: MemoryStore, kinds: tuple[tuple[str, str], ...] = (POD, NODE)) -> ClusterMirror:
+def _mirror(
+    server: MemoryStore, kinds: tuple[tuple[str, str], ...] = (POD, NODE), bind_workers: int = 0
+) -> ClusterMirror:
     api = RestAPI(server)
 
     def handle(request: httpx.Request) -> httpx.Response:
@@ -46,7 +48,7 @@ def _mirror(server: MemoryStore, kinds: tuple[tuple[str, str], ...] = (POD, NODE
         return httpx.Response(code, json=body)
 
     remote = RemoteStore(KubeClient("http://berth.test", transport=httpx.MockTransport(handle)))
-    return ClusterMirror(remote, kinds, reflector=_Idle)
+    return ClusterMirror(remote, kinds, reflector=_Idle, bind_workers=bind_workers)
 
 
 def _feed(mirror: ClusterMirror, item: Listed | WatchEvent) -> None:
@@ -174,3 +176,27 @@ def test_an_unreachable_server_is_a_503() -> None:
 def test_following_an_unknown_kind_is_refused() -> None:
     with pytest.raises(ValueError, match=r"cannot follow 'Widget' of group 'example\.com'"):
         _mirror(MemoryStore(), (("example.com", "Widget"),))
+
+
+def test_finish_bindings_reports_every_binding_in_flight_and_leaves_the_rest_queued() -> None:
+    server = MemoryStore()
+    server.create(make_node("n1").obj())
+    for name in ("a", "b", "c"):
+        server.create(make_pod(name).obj())
+    mirror = _mirror(server, bind_workers=2)
+    bound: list[tuple[str, str]] = []
+    failed: list[tuple[str, str]] = []
+    mirror.on_bound = lambda ns, name, uid, node: bound.append((name, node))
+    mirror.on_bind_failed = lambda ns, name, uid, message: failed.append((name, message))
+    items, rv = server.list(POD)
+    _feed(mirror, Listed(POD, items, int(rv)))
+    for name in ("a", "b"):
+        mirror.bind("default", name, "n1")
+    mirror.bind("default", "c", "n1", uid="not-its-uid")
+    mirror.finish_bindings()
+    assert sorted(bound) == [("a", "n1"), ("b", "n1")]
+    assert [name for name, _ in failed] == ["c"]
+    assert mirror.pending()  # the pods' list waits for pump, as before
+    assert mirror.pump() == 1
+    assert sorted(o["metadata"]["name"] for o in mirror.list(POD)[0]) == ["a", "b", "c"]
+    mirror.stop()

@@ -138,6 +138,10 @@ class Replica(PlaneStore, Protocol):
         """Stop following it."""
         ...
 
+    def finish_bindings(self, timeout: float = 10.0) -> None:
+        """Let the bindings sent in the background end and report their outcomes at once."""
+        ...
+
     def pump(self, limit: int | None = None) -> int:
         """Apply what was enqueued (at most `limit` items); how many were applied."""
         ...
@@ -288,6 +292,7 @@ class Runner:
             self._loop()
         finally:
             if self.plane is not None:
+                replica.finish_bindings()  # their Scheduled events are said before the events are flushed
                 self.replica.on_bind_failed = None
                 self.replica.on_bound = None
                 self.plane.events.flush()

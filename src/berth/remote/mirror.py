@@ -158,6 +158,25 @@ class ClusterMirror:
         for w in self._watches:
             w.stop()
 
+    def finish_bindings(self, timeout: float = 10.0) -> None:
+        """Let the bindings in flight end (at most `timeout` seconds) and report their outcomes now; what else
+        waits in the queue stays for `pump`."""
+        if self.binder is None:
+            return
+        self.binder.wait_idle(timeout)
+        rest: list[Listed | WatchEvent | BindOutcome] = []
+        while True:
+            try:
+                item = self._inbox.get_nowait()
+            except queue.Empty:
+                break
+            if isinstance(item, BindOutcome):
+                self._bound(item)
+            else:
+                rest.append(item)
+        for item in rest:
+            self._inbox.put(item)
+
     @property
     def synced(self) -> bool:
         """True once every followed kind has been listed and applied (client-go's ``HasSynced``)."""
