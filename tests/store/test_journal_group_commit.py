@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import json
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -12,7 +14,7 @@ import pytest
 
 from berth.api.errors import InternalError
 from berth.store import MemoryStore
-from berth.store.journal import Journal
+from berth.store.journal import DB_FILE, Journal
 from builders import make_pod
 
 POD = ("", "Pod")
@@ -77,9 +79,56 @@ def test_a_failed_commit_closes_the_journal(tmp_path: Path) -> None:
     journal.load()
     obj = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "x", "resourceVersion": "1"}}
     journal.put(("", "Namespace"), "", "x", obj, 1)
-    journal._cur.execute("COMMIT")  # the transaction is gone behind the journal's back: COMMIT fails
+    journal._cur.execute("DROP TABLE objects")  # the table is gone behind the journal's back: the flush fails
     with pytest.raises(InternalError, match="cannot commit the journal"):
         journal.flush()
     assert journal.closed
     with pytest.raises(InternalError, match="is closed"):
         journal.put(("", "Namespace"), "", "x", obj, 2)
+
+
+def test_a_row_written_twice_before_a_flush_keeps_its_last_version(tmp_path: Path) -> None:
+    with MemoryStore.open(tmp_path, group_commit=True) as store:
+        store.create(make_pod("a").obj())
+        store.patch(POD, "default", "a", {"metadata": {"labels": {"k": "v"}}})
+        store.create(make_pod("b").obj())
+        store.delete(POD, "default", "b")
+        store.create(make_pod("b").obj())
+        journal = store._journal
+        assert journal is not None and journal.pending == 5
+        store.flush()
+        rows = sorted((name, rv) for _, _, _, name, rv in journal.iter_rows())
+    assert rows == [("a", 2), ("b", 5)]
+    with MemoryStore.open(tmp_path) as again:
+        assert again.revision == 5
+        assert again.get(POD, "default", "a")["metadata"]["labels"] == {"k": "v"}
+
+
+def test_a_schema_1_journal_is_converted_when_opened(tmp_path: Path) -> None:
+    db = sqlite3.connect(tmp_path / DB_FILE)
+    db.executescript(
+        "CREATE TABLE objects (grp TEXT NOT NULL, kind TEXT NOT NULL, namespace TEXT NOT NULL, name TEXT NOT NULL,"
+        " rv INTEGER NOT NULL, data TEXT NOT NULL, PRIMARY KEY (grp, kind, namespace, name)) WITHOUT ROWID;"
+        "CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;"
+        "INSERT INTO meta VALUES ('revision', 7), ('schema', 1);"
+    )
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "old", "namespace": "default"}}
+    db.execute(
+        "INSERT INTO objects VALUES ('', 'Pod', 'default', 'old', 3, ?)",
+        (json.dumps({**pod, "metadata": {**pod["metadata"], "resourceVersion": "3"}}),),
+    )
+    db.commit()
+    db.close()
+    with MemoryStore.open(tmp_path, group_commit=True) as store:
+        assert store.revision == 7 and store.get(POD, "default", "old")["metadata"]["resourceVersion"] == "3"
+        store.create(make_pod("new").obj())
+    db = sqlite3.connect(tmp_path / DB_FILE)
+    try:
+        assert db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone() == (2,)
+        assert (
+            "WITHOUT ROWID"
+            not in db.execute("SELECT sql FROM sqlite_master WHERE name = 'objects'").fetchone()[0]
+        )
+        assert sorted(r[0] for r in db.execute("SELECT name FROM objects")) == ["new", "old"]
+    finally:
+        db.close()
