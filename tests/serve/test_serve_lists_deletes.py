@@ -76,6 +76,31 @@ def test_the_official_client_continues_at_the_first_pages_resource_version(serve
     api.delete_namespaced_pod("p1a", "default", grace_period_seconds=0)
 
 
+def test_the_official_client_lists_at_an_older_resource_version(server: Served) -> None:
+    api = kube_client.CoreV1Api(kube_config.new_client_from_config(str(server.kubeconfig)))
+    before = api.list_namespaced_pod("default", label_selector="batch=old-rv")
+    assert before.items == []
+    api.create_namespaced_pod("default", make_pod("rv-a").label(batch="old-rv").obj())
+    then = api.list_namespaced_pod("default", label_selector="batch=old-rv").metadata.resource_version
+    api.create_namespaced_pod("default", make_pod("rv-b").label(batch="old-rv").obj())
+    exact = api.list_namespaced_pod(
+        "default", label_selector="batch=old-rv", resource_version=then, resource_version_match="Exact"
+    )
+    assert ([p.metadata.name for p in exact.items], exact.metadata.resource_version) == (["rv-a"], then)
+    now = api.list_namespaced_pod(
+        "default", label_selector="batch=old-rv", resource_version=then, resource_version_match="NotOlderThan"
+    )
+    assert [p.metadata.name for p in now.items] == ["rv-a", "rv-b"]
+    with pytest.raises(kube_client.ApiException) as ahead:
+        api.list_namespaced_pod(
+            "default", resource_version=str(int(then) + 1000), resource_version_match="Exact"
+        )
+    assert ahead.value.status == 504
+    assert json.loads(ahead.value.body)["details"]["causes"][0]["reason"] == "ResourceVersionTooLarge"
+    for name in ("rv-a", "rv-b"):
+        api.delete_namespaced_pod(name, "default", grace_period_seconds=0)
+
+
 def test_kubectl_delete_receives_kubes_status(server: Served) -> None:
     server.apply(_rs("web"))
     with server.client() as http:

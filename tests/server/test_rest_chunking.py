@@ -142,14 +142,98 @@ def test_a_gone_snapshot_is_still_served_when_nothing_changed() -> None:
     assert (code, _names(rest), rest["metadata"]) == (200, ["c"], {"resourceVersion": "3"})
 
 
-def test_snapshots_are_bounded_in_number() -> None:
+def test_an_evicted_snapshot_is_read_again_at_its_revision() -> None:
     store = _store("a", "b", "c")
     api = RestAPI(store, snapshots=ListSnapshots(capacity=1))
     _, first = _page(api, limit="1")
-    store.create(make_pod("x").ns("other").obj())
+    store.create(make_pod("aa").obj())  # would sort into the next page
+    store.patch(("", "Pod"), "default", "b", {"metadata": {"labels": {"changed": "yes"}}})
     _page(api, ALL_PODS, limit="1")  # a second snapshot evicts the first
+    code, second = _page(api, limit="1", **{"continue": first["metadata"]["continue"]})
+    assert (code, _names(second), second["metadata"]["resourceVersion"]) == (200, ["b"], "3")
+    assert (
+        "labels" not in second["items"][0]["metadata"]
+        or "changed" not in second["items"][0]["metadata"]["labels"]
+    )
+    _, last = _page(api, limit="1", **{"continue": second["metadata"]["continue"]})
+    assert (_names(last), last["metadata"]) == (["c"], {"resourceVersion": "3"})
+
+
+def test_a_continue_with_other_selectors_reads_them_at_the_tokens_revision() -> None:
+    store = MemoryStore()
+    for name in ("a", "b", "c", "d"):
+        store.create(make_pod(name).label(tier="web" if name in "bd" else "db").obj())
+    api = RestAPI(store)
+    _, first = _page(api, limit="1")
+    store.patch(("", "Pod"), "default", "c", {"metadata": {"labels": {"tier": "web"}}})
+    store.delete(("", "Pod"), "default", "d")
+    _, rest = _page(api, labelSelector="tier=web", **{"continue": first["metadata"]["continue"]})
+    assert (_names(rest), rest["metadata"]) == (["b", "d"], {"resourceVersion": "4"})
+
+
+def test_a_token_the_history_no_longer_reaches_is_410() -> None:
+    store = MemoryStore(history_size=2)
+    for name in ("a", "b", "c"):
+        store.create(make_pod(name).obj())
+    api = RestAPI(store, snapshots=ListSnapshots(capacity=1))
+    _, first = _page(api, limit="1")
+    for name in ("x", "y", "z"):
+        store.create(make_pod(name).ns("other").obj())
+    _page(api, ALL_PODS, limit="1")  # evicts the first snapshot; the history now starts after revision 3
     code, gone = _page(api, limit="1", **{"continue": first["metadata"]["continue"]})
-    assert (code, gone["reason"]) == (410, "Expired")
+    assert (code, gone["reason"], gone["message"]) == (410, "Expired", TOO_OLD)
+    assert _token(gone)["start"] == "a\x00"
+
+
+def test_lists_at_a_resource_version() -> None:
+    store = _store("a", "b", "c")  # revisions 1-3
+    store.patch(("", "Pod"), "default", "a", {"metadata": {"labels": {"v": "2"}}})  # 4
+    store.delete(("", "Pod"), "default", "b")  # 5
+    store.create(make_pod("d").obj())  # 6
+    api = RestAPI(store)
+    # Exact, and kube's legacy exact read (a limit with a resourceVersion and no match)
+    for query in (
+        {"resourceVersion": "3", "resourceVersionMatch": "Exact"},
+        {"resourceVersion": "3", "limit": "5"},
+    ):
+        code, doc = _page(api, **query)
+        assert (code, _names(doc), doc["metadata"]["resourceVersion"]) == (200, ["a", "b", "c"], "3"), query
+        assert "v" not in (doc["items"][0]["metadata"].get("labels") or {})  # a before its patch
+    _, at4 = _page(api, resourceVersion="4", resourceVersionMatch="Exact", labelSelector="v=2")
+    assert (_names(at4), at4["metadata"]["resourceVersion"]) == (["a"], "4")
+    _, paged = _page(api, resourceVersion="4", limit="2")
+    assert (_names(paged), paged["metadata"]["remainingItemCount"]) == (["a", "b"], 1)
+    _, rest = _page(api, limit="2", **{"continue": paged["metadata"]["continue"]})
+    assert (_names(rest), rest["metadata"]) == (["c"], {"resourceVersion": "4"})
+    # not older than: the current state
+    for query in ({"resourceVersion": "2"}, {"resourceVersion": "2", "resourceVersionMatch": "NotOlderThan"}):
+        _, doc = _page(api, **query)
+        assert (_names(doc), doc["metadata"]["resourceVersion"]) == (["a", "c", "d"], "6"), query
+    code, ahead = _page(api, resourceVersion="9", resourceVersionMatch="Exact")
+    assert (code, ahead["reason"], ahead["message"], ahead["details"]) == (
+        504,
+        "Timeout",
+        "Timeout: Too large resource version: 9, current: 6",
+        {
+            "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+            "retryAfterSeconds": 1,
+        },
+    )
+    assert _page(api, resourceVersion="7")[0] == 504
+
+
+def test_a_list_older_than_the_history_is_410() -> None:
+    store = MemoryStore(history_size=2)
+    for name in ("a", "b", "c", "d"):
+        store.create(make_pod(name).obj())
+    api = RestAPI(store)
+    assert _names(_page(api, resourceVersion="2", resourceVersionMatch="Exact")[1]) == ["a", "b"]
+    code, doc = _page(api, resourceVersion="1", resourceVersionMatch="Exact")
+    assert (code, doc["reason"], doc["message"]) == (
+        410,
+        "Expired",
+        "The resourceVersion for the provided list is too old.",
+    )
 
 
 def test_refused_list_options() -> None:
@@ -185,9 +269,23 @@ def test_refused_list_options() -> None:
         (
             {"continue": token, "resourceVersionMatch": "NotOlderThan"},
             422,
-            'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is '
-            "forbidden when continue is provided",
+            'ListOptions.meta.k8s.io "" is invalid: [resourceVersionMatch: Forbidden: resourceVersionMatch is '
+            "forbidden unless resourceVersion is provided, resourceVersionMatch: Forbidden: resourceVersionMatch is "
+            "forbidden when continue is provided]",
         ),
+        (
+            {"resourceVersion": "0", "resourceVersionMatch": "Exact"},
+            422,
+            'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch "exact" is '
+            'forbidden for resourceVersion "0"',
+        ),
+        (
+            {"resourceVersion": "1", "resourceVersionMatch": "exact"},
+            422,
+            'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Unsupported value: "exact": supported '
+            'values: "Exact", "NotOlderThan", ""',
+        ),
+        ({"resourceVersion": "x1"}, 400, 'invalid resource version: "x1"'),
         ({"limit": "ten"}, 400, 'invalid limit "ten"'),
     ]
     for query, code, message in cases:

@@ -11,12 +11,12 @@ Refusals are the typed errors of `berth.api.errors`. Time comes from `berth.cloc
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from berth.api.labels import Selector
 from berth.api.watch import ResourceKey, Watch
 
-__all__ = ["Recorder", "Store"]
+__all__ = ["Recorder", "RevisionLister", "Store"]
 
 
 class Store(Protocol):
@@ -138,6 +138,23 @@ class Store(Protocol):
     def now_nanos(self) -> int:
         """Nanoseconds since the Unix epoch now, strictly increasing from call to call (client-derived names,
         e.g. Events', use it as client-go does, and so never collide)."""
+        ...
+
+
+@runtime_checkable
+class RevisionLister(Protocol):
+    """A store that can read a list as it was at an older revision (kube's ``resourceVersionMatch=Exact``)."""
+
+    def list_at(
+        self,
+        key: ResourceKey,
+        revision: int,
+        namespace: str | None = None,
+        *,
+        label_selector: str | Selector | None = None,
+        field_selector: str | None = None,
+    ) -> tuple[list[dict[str, Any]], str]:
+        """`Store.list` as of `revision`; ResourceExpired (410) when that revision is no longer kept."""
         ...
 
 

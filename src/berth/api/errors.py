@@ -23,6 +23,7 @@ __all__ = [
     "QuantityError",
     "RequestEntityTooLarge",
     "ResourceExpired",
+    "ResourceVersionTooLarge",
     "StatusError",
     "TooManyRequests",
     "Unauthorized",
@@ -275,6 +276,27 @@ class ResourceExpired(Gone):
     """410 with reason Expired: ``too old resource version: X (Y)`` for watches/lists from a compacted RV."""
 
     reason = "Expired"
+
+
+class ResourceVersionTooLarge(StatusError):
+    """504 Timeout: a read asked for a resourceVersion the store has not reached (kube's
+    ``NewTooLargeResourceVersionError``: retry after a second)."""
+
+    reason = "Timeout"
+    code = 504
+
+    @classmethod
+    def of(cls, asked: int, current: int) -> ResourceVersionTooLarge:
+        """The error for a read of `asked` when the store is at `current`."""
+        return cls(f"Timeout: Too large resource version: {asked}, current: {current}")
+
+    def details(self) -> dict[str, Any]:
+        """The StatusDetails: kube's ResourceVersionTooLarge cause and a retry after 1 s."""
+        return {
+            **super().details(),
+            "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+            "retryAfterSeconds": 1,
+        }
 
 
 class BadRequest(StatusError):

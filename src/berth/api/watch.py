@@ -21,14 +21,17 @@ DELETED = "DELETED"
 class WatchEvent:
     """One change: `type` ADDED/MODIFIED/DELETED, the object after the change (for DELETED: the last state,
     stamped with the deletion's resourceVersion), its kind `key`, and the global `revision` of the change.
+    `previous`: for MODIFIED and DELETED from the embedded store, the object as it was before the change (what
+    lets the store read a list as of an older revision); None elsewhere.
 
-    The object is the store's own immutable dict: never mutate it.
+    The objects are the store's own immutable dicts: never mutate them.
     """
 
     type: str
     object: dict[str, Any]
     key: ResourceKey
     revision: int = 0
+    previous: dict[str, Any] | None = None
 
 
 class Watch:

@@ -7,11 +7,15 @@ page is cut from the same snapshot and the whole list reads as of the first page
 reads it. Stored objects are immutable, so a snapshot is one list of references.
 
 Berth keeps a bounded number of snapshots for a bounded time (kube's etcd compaction interval, 5 minutes).
-When the snapshot of a token is gone (evicted, expired, the server restarted, or the client changed its
-selectors meanwhile) and the store has moved on, the answer is kube's for a compacted continue: 410 Expired
-with "The provided continue parameter is too old ..." and, in the Status' metadata, a token with
-resourceVersion -1 that continues from the same key at the current state. When nothing changed since the
-token's resourceVersion the current state is that snapshot, and it is served.
+When the snapshot of a token is gone (evicted, or the client changed its selectors meanwhile) the page is read
+at the token's resourceVersion from the store's history, as etcd reads it (`berth.api.contracts.RevisionLister`).
+A token issued more than 5 minutes ago, or one the history no longer reaches (the server restarted, or more
+changes happened since than the store keeps), is compacted: the answer is kube's 410 Expired with "The provided
+continue parameter is too old ..." and, in the Status' metadata, a token with resourceVersion -1 that continues
+from the same key at the current state.
+
+A first page reads the current state, or the state at the request's ``resourceVersion`` when kube reads it
+exactly (``resourceVersionMatch=Exact``, or a ``limit`` with a resourceVersion and no match: see `ListRead`).
 """
 
 from __future__ import annotations
@@ -26,13 +30,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from berth.api.errors import BadRequest, Invalid, ResourceExpired
+from berth.api.errors import BadRequest, Invalid, ResourceExpired, ResourceVersionTooLarge
 
 __all__ = [
     "CONTINUE_EXPIRED",
     "INCONSISTENT_CONTINUE",
     "ContinueExpired",
     "ListPage",
+    "ListRead",
     "ListSnapshots",
     "decode_continue",
     "encode_continue",
@@ -60,6 +65,11 @@ SNAPSHOT_SECONDS = 300.0
 """How long a snapshot is kept: kube-apiserver compacts etcd every 5 minutes by default."""
 SNAPSHOT_CAPACITY = 64
 """How many snapshots are kept at most (the least recently used goes first)."""
+TOKENS_REMEMBERED = 4096
+"""How many token resourceVersions the server remembers the issue time of (to expire them after 5 minutes)."""
+Reader = Callable[[int | None], tuple[list[Obj], str]]
+"""Reads the matching objects (sorted by namespace and name) and the list resourceVersion: the current state for
+None, else the state at that revision (ResourceExpired when it is no longer kept)."""
 
 
 class ContinueExpired(ResourceExpired):
@@ -169,6 +179,7 @@ class ListSnapshots:
         self.seconds = seconds
         self.now = now
         self._kept: OrderedDict[SnapshotKey, _Snapshot] = OrderedDict()
+        self._issued: OrderedDict[int, float] = OrderedDict()  # token resourceVersion -> first issued
 
     def __len__(self) -> int:
         """How many snapshots are kept."""
@@ -191,7 +202,18 @@ class ListSnapshots:
         self._kept.move_to_end(key)
         while len(self._kept) > self.capacity:
             self._kept.popitem(last=False)
+        rv = key[-1]
+        if rv not in self._issued:
+            self._issued[rv] = snap.born
+            while len(self._issued) > TOKENS_REMEMBERED:
+                self._issued.popitem(last=False)
         return snap
+
+    def compacted(self, rv: int) -> bool:
+        """Whether tokens of resourceVersion `rv` were first issued more than `seconds` ago (etcd has compacted
+        that revision by now); unknown revisions are left to the store's history."""
+        born = self._issued.get(rv)
+        return born is not None and born <= self.now() - self.seconds
 
     def find(self, key: SnapshotKey) -> _Snapshot | None:
         """The snapshot kept for `key`, or None when it is gone."""
@@ -217,6 +239,25 @@ def _start_of(obj: Mapping[str, Any], namespace: str, namespaced: bool) -> str:
     return (f"{ns}/{name}" if namespaced and not namespace else name) + "\x00"
 
 
+@dataclass(frozen=True, slots=True)
+class ListRead:
+    """A list request's reading options: `limit` (0: all), the continue `token`, and the revision to read at:
+    `exact` (kube's ``resourceVersionMatch=Exact``, or a ``limit`` with a resourceVersion and no match) or
+    `not_older_than` (a resourceVersion otherwise); both None for the current state."""
+
+    limit: int = 0
+    token: str | None = None
+    exact: int | None = None
+    not_older_than: int | None = None
+
+    def check(self, current: int) -> None:
+        """ResourceVersionTooLarge (504, as kube's watch cache answers) for a revision the store has not reached
+        (at `current`)."""
+        asked = self.exact if self.exact is not None else self.not_older_than
+        if asked is not None and asked > current:
+            raise ResourceVersionTooLarge.of(asked, current)
+
+
 def page_of(
     snapshots: ListSnapshots,
     *,
@@ -224,33 +265,40 @@ def page_of(
     namespace: str,
     namespaced: bool,
     selectors: tuple[str, str],
-    limit: int,
-    token: str | None,
-    current: Callable[[], tuple[list[Obj], str]],
+    read: ListRead,
+    reader: Reader,
 ) -> ListPage:
     """The page a list request asks for.
 
-    `current()` lists the matching objects now (sorted by namespace and name) with the store's
-    resourceVersion. Without a token the page starts at the beginning of the current list; with one it starts
-    after the token's key, in the snapshot of the token's resourceVersion (or the current list when that is
-    the same, or when the token asks for the latest), else ContinueExpired (410). `limit` 0 means all.
+    `reader` lists the matching objects (see `Reader`). Without a token the page starts at the beginning of the
+    list at `read.exact` (or the current list); with one it starts after the token's key, in the list of the
+    token's resourceVersion (its snapshot, else read again at that revision) or, for a token of resourceVersion
+    -1, in the current list; a compacted token is ContinueExpired (410).
     """
     rv: int
     snap: _Snapshot | None = None
     after: tuple[str, str] | None = None
+    limit, token = read.limit, read.token
     if token:
         rv, start = decode_continue(token)
         after = _start_key(start, namespace, namespaced)
         if rv > 0:
-            snap = snapshots.find((*resource, namespace, *selectors, rv))
+            key = (*resource, namespace, *selectors, rv)
+            snap = snapshots.find(key)
+            if snap is None:
+                if snapshots.compacted(rv):  # readable only if nothing changed since
+                    items, text = reader(None)
+                    if int(text) != rv:
+                        raise ContinueExpired(encode_continue(-1, start + "\x00"))
+                else:
+                    try:
+                        items, _ = reader(rv)
+                    except ResourceExpired:
+                        raise ContinueExpired(encode_continue(-1, start + "\x00")) from None
+                snap = snapshots.keep(key, items)
     if snap is None:
-        items, text = current()
-        now_rv = int(text)
-        if token and 0 < rv != now_rv:
-            if after is None:  # pragma: no cover - a token always has a start key
-                raise ResourceExpired(CONTINUE_EXPIRED)
-            raise ContinueExpired(encode_continue(-1, start + "\x00"))
-        rv = now_rv
+        items, text = reader(None if token else read.exact)
+        rv = int(text)
         if limit <= 0 or (len(items) <= limit and after is None):
             return _slice(items, None, rv, limit, namespace, namespaced, selectors, after)
         snap = snapshots.keep((*resource, namespace, *selectors, rv), items)
@@ -280,32 +328,64 @@ def _slice(
     return ListPage(page, str(rv), encode_continue(rv, _start_of(page[-1], namespace, namespaced)), remaining)
 
 
-def list_options(query: Mapping[str, Sequence[str]]) -> tuple[int, str | None]:
-    """(limit, continue token) of a list request, checked as kube checks ListOptions: a bad limit is a 400,
-    a resourceVersion (other than "0") with a continue token a 400, resourceVersionMatch with one a 422."""
-    limit_values = query.get("limit")
-    limit_text = limit_values[0] if limit_values else ""
+def list_options(query: Mapping[str, Sequence[str]]) -> ListRead:
+    """The `ListRead` of a list request, checked as kube checks ListOptions (``ValidateListOptions`` and the
+    registry's continue rules): a bad limit or resourceVersion is a 400, a resourceVersion (other than "0") with a
+    continue token a 400, a bad resourceVersionMatch a 422 naming every problem."""
+
+    def first(name: str) -> str:
+        values = query.get(name)
+        return values[0] if values else ""
+
+    limit_text = first("limit")
     try:
         limit = int(limit_text) if limit_text else 0
     except ValueError:
         raise BadRequest(f'invalid limit "{limit_text}"') from None
-    token_values = query.get("continue")
-    token = token_values[0] if token_values else None
-    if token:
-        match = query.get("resourceVersionMatch")
-        if match and match[0]:
-            raise Invalid.of(
-                "ListOptions",
-                "meta.k8s.io",
-                "",
-                [
-                    (
-                        "resourceVersionMatch",
-                        "Forbidden: resourceVersionMatch is forbidden when continue is provided",
-                    )
-                ],
+    token, rv_text, match = first("continue"), first("resourceVersion"), first("resourceVersionMatch")
+    if match:
+        problems: list[tuple[str, str]] = []
+        if not rv_text:
+            problems.append(
+                (
+                    "resourceVersionMatch",
+                    "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided",
+                )
             )
-        rv = query.get("resourceVersion")
-        if rv and rv[0] not in ("", "0"):
-            raise BadRequest("specifying resource version is not allowed when using continue")
-    return max(limit, 0), token or None
+        if token:
+            problems.append(
+                (
+                    "resourceVersionMatch",
+                    "Forbidden: resourceVersionMatch is forbidden when continue is provided",
+                )
+            )
+        if match not in ("Exact", "NotOlderThan"):
+            problems.append(
+                (
+                    "resourceVersionMatch",
+                    f'Unsupported value: {json.dumps(match)}: supported values: "Exact", "NotOlderThan", ""',
+                )
+            )
+        if match == "Exact" and rv_text == "0":
+            problems.append(
+                (
+                    "resourceVersionMatch",
+                    'Forbidden: resourceVersionMatch "exact" is forbidden for resourceVersion "0"',
+                )
+            )
+        if problems:
+            raise Invalid.of("ListOptions", "meta.k8s.io", "", problems)
+    if token and rv_text not in ("", "0"):
+        raise BadRequest("specifying resource version is not allowed when using continue")
+    limit = max(limit, 0)
+    if rv_text in ("", "0"):
+        return ListRead(limit, token or None)
+    try:
+        rv = int(rv_text)
+        if rv < 0:
+            raise ValueError(rv_text)
+    except ValueError:
+        raise BadRequest(f'invalid resource version: "{rv_text}"') from None
+    if match == "Exact" or (not match and limit > 0):
+        return ListRead(limit, None, exact=rv)
+    return ListRead(limit, None, not_older_than=rv)

@@ -28,13 +28,14 @@ from typing import Any
 import msgspec
 
 from berth.api.apply import apply_schema, server_side_apply
-from berth.api.contracts import Store
+from berth.api.contracts import RevisionLister, Store
 from berth.api.errors import (
     AlreadyExists,
     BadRequest,
     Conflict,
     Invalid,
     NotFound,
+    ResourceExpired,
     StatusError,
     UnsupportedMediaType,
 )
@@ -58,6 +59,7 @@ from berth.server.fieldmanager import (
 )
 from berth.server.listing import ListSnapshots, list_options, page_of
 from berth.server.media import media_type
+from berth.store.memory import LIST_TOO_OLD
 from berth.store.mergepatch import merge_patch
 
 Obj = dict[str, Any]
@@ -457,22 +459,36 @@ class RestAPI:
         info = route.info
         labels = query_value(query, "labelSelector") or ""
         fields = query_value(query, "fieldSelector") or ""
-        limit, token = list_options(query)
+        read = list_options(query)
+        read.check(self.store.revision)
+        key = (info.group, info.kind)
+        store = self.store
+
+        def reader(revision: int | None) -> tuple[list[Obj], str]:
+            if revision is None:
+                return store.list(
+                    key, route.namespace or None, label_selector=labels or None, field_selector=fields or None
+                )
+            if isinstance(store, RevisionLister):
+                return store.list_at(
+                    key,
+                    revision,
+                    route.namespace or None,
+                    label_selector=labels or None,
+                    field_selector=fields or None,
+                )
+            if revision == store.revision:
+                return reader(None)
+            raise ResourceExpired(LIST_TOO_OLD)
+
         page = page_of(
             self.snapshots,
-            resource=(info.group, info.kind),
+            resource=key,
             namespace=route.namespace,
             namespaced=info.namespaced,
             selectors=(labels, fields),
-            limit=limit,
-            token=token,
-            current=partial(
-                self.store.list,
-                (info.group, info.kind),
-                route.namespace or None,
-                label_selector=labels or None,
-                field_selector=fields or None,
-            ),
+            read=read,
+            reader=reader,
         )
         return {
             "apiVersion": info.api_version,

@@ -25,6 +25,7 @@ from berth.api.errors import (
     AlreadyExists,
     BadRequest,
     Conflict,
+    InternalError,
     Invalid,
     NotFound,
     ResourceExpired,
@@ -35,18 +36,44 @@ from berth.api.labels import LabelSelectorError, Selector, parse_selector
 from berth.api.watch import ADDED, DELETED, MODIFIED, ResourceKey, Watch, WatchEvent
 from berth.clock import Clock, SimClock
 from berth.store.eviction import evict as evict_pod
-from berth.store.fieldselector import compile_field_selector
+from berth.store.fieldselector import FieldSelector, compile_field_selector
 from berth.store.journal import Journal, Row
 from berth.store.keys import KindInfoLike, KindResolver, api_kinds_resolver, key_of
 from berth.store.mergepatch import merge_patch
 from berth.store.objcopy import copy_object
 
-__all__ = ["DEFAULT_EPOCH", "AdmissionFn", "MemoryStore", "Validator", "status_blind"]
+__all__ = ["DEFAULT_EPOCH", "LIST_TOO_OLD", "AdmissionFn", "MemoryStore", "Validator", "status_blind"]
+
+LIST_TOO_OLD = "The resourceVersion for the provided list is too old."
+"""kube-apiserver's message (410 Expired) for a list read at a revision etcd has compacted."""
 
 Obj = dict[str, Any]
+_Objects = list[Obj]
 AdmissionFn = Callable[[str, Obj, Obj | None], Obj]
 """(operation "CREATE"/"UPDATE", new object (a private copy), old object or None) → object to write."""
 _STATUS_BLIND = "berth_status_blind"
+
+
+def _selectors(
+    label_selector: str | Selector | None, field_selector: str | None
+) -> tuple[Selector | None, FieldSelector | None]:
+    """The parsed selectors of a list (BadRequest for bad ones)."""
+    if isinstance(label_selector, str):
+        try:
+            label_selector = parse_selector(label_selector)
+        except LabelSelectorError as e:
+            raise BadRequest(f"unable to parse labelSelector: {e}") from None
+    return label_selector, compile_field_selector(field_selector) if field_selector else None
+
+
+def _matching(items: list[Obj], labels: Selector | None, fields: FieldSelector | None) -> list[Obj]:
+    """The `items` both selectors select."""
+    if labels is not None and not labels.is_everything():
+        matches = labels.matches
+        items = [o for o in items if matches(o["metadata"].get("labels") or {})]
+    if fields is not None and not fields.is_everything():
+        items = [o for o in items if fields.matches(o)]
+    return items
 
 
 def status_blind(fn: AdmissionFn) -> AdmissionFn:
@@ -425,14 +452,17 @@ class MemoryStore:
         bucket = self._objects.get(key)
         if bucket is None:
             bucket = self._objects[key] = {}
+        previous = None
         if etype == DELETED:
-            del bucket[(ns, name)]
+            previous = bucket.pop((ns, name))
             self._sorted.pop(key, None)
         else:
             if etype == ADDED:
                 self._sorted.pop(key, None)
+            else:
+                previous = bucket.get((ns, name))
             bucket[(ns, name)] = obj
-        self._emit(WatchEvent(etype, obj, key, rev))
+        self._emit(WatchEvent(etype, obj, key, rev, previous))
         return obj
 
     def _emit(self, ev: WatchEvent) -> None:
@@ -1020,12 +1050,7 @@ class MemoryStore:
         `namespace` None or "" lists all namespaces. Bad selectors raise BadRequest.
         """
         info = self._info(key)
-        if isinstance(label_selector, str):
-            try:
-                label_selector = parse_selector(label_selector)
-            except LabelSelectorError as e:
-                raise BadRequest(f"unable to parse labelSelector: {e}") from None
-        fsel = compile_field_selector(field_selector) if field_selector else None
+        label_selector, fsel = _selectors(label_selector, field_selector)
         bucket = self._objects.get(key)
         rv = str(self._rev)
         if not bucket:
@@ -1037,12 +1062,42 @@ class MemoryStore:
             items = [bucket[k] for k in order if k[0] == namespace]
         else:
             items = [bucket[k] for k in order]
-        if label_selector is not None and not label_selector.is_everything():
-            matches = label_selector.matches
-            items = [o for o in items if matches(o["metadata"].get("labels") or {})]
-        if fsel is not None and not fsel.is_everything():
-            items = [o for o in items if fsel.matches(o)]
-        return items, rv
+        return _matching(items, label_selector, fsel), rv
+
+    def list_at(
+        self,
+        key: ResourceKey,
+        revision: int,
+        namespace: str | None = None,
+        *,
+        label_selector: str | Selector | None = None,
+        field_selector: str | None = None,
+    ) -> tuple[_Objects, str]:
+        """`list` as it read at `revision` (at most the current one), from the current objects and the watch
+        history after `revision` taken back; ResourceExpired (kube's "The resourceVersion for the provided list
+        is too old.") when the history no longer reaches back that far."""
+        if revision >= self._rev:
+            return self.list(key, namespace, label_selector=label_selector, field_selector=field_selector)
+        info = self._info(key)
+        label_selector, fsel = _selectors(label_selector, field_selector)
+        history = self._history
+        compacted = history[0].revision - 1 if history else self._rev
+        if revision < compacted:
+            raise ResourceExpired(LIST_TOO_OLD)
+        state = dict(self._objects.get(key) or {})
+        for ev in itertools.islice(reversed(history), self._rev - revision):
+            if ev.key != key:
+                continue
+            meta = ev.object["metadata"]
+            at = ((meta.get("namespace") or "") if info.namespaced else "", meta["name"])
+            if ev.type == ADDED:
+                state.pop(at, None)
+            elif ev.previous is not None:
+                state[at] = ev.previous
+            else:  # pragma: no cover - every MODIFIED/DELETED this store emits carries its previous object
+                raise InternalError.of(f"the history of {info.kind} {at[0]}/{at[1]} is incomplete")
+        keys = sorted(k for k in state if not namespace or not info.namespaced or k[0] == namespace)
+        return _matching([state[k] for k in keys], label_selector, fsel), str(revision)
 
     def __len__(self) -> int:
         """Total number of stored objects."""
