@@ -26,7 +26,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "tests" / "store"))
 
 from journal_crash import run_crashes  # noqa: E402
-from report import publish  # noqa: E402
+from report import parse_args, publish  # noqa: E402
 
 from berth.store import MemoryStore  # noqa: E402
 from berth.store.admission import namespace_autoprovision, pod_admission  # noqa: E402
@@ -98,7 +98,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--kills", type=int, default=20)
     parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
+    args = parse_args(parser)
     pods = [make_pod(f"pod-{i}") for i in range(args.pods)]
     figures: dict[str, Any] = {"pods": args.pods}
     with tempfile.TemporaryDirectory() as tmp:

@@ -20,7 +20,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from report import peak_rss_mib, publish  # noqa: E402
+from report import parse_args, peak_rss_mib, publish  # noqa: E402
 
 from berth.descheduler.cycle import Descheduler  # noqa: E402
 from berth.descheduler.policy import load_policy  # noqa: E402
@@ -135,7 +135,7 @@ def main() -> None:
     ap.add_argument("--nodes", type=int, default=5000)
     ap.add_argument("--pods", type=int, default=50000)
     ap.add_argument("--hot", type=int, default=250)
-    args = ap.parse_args()
+    args = parse_args(ap)
     tune_for_throughput()  # the collector's thresholds the berth command sets
     objs = cluster(args.nodes, args.pods, args.hot)
     policy = load_policy(POLICY, builtin_plugins())

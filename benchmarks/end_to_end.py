@@ -30,7 +30,7 @@ import yaml
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from report import publish  # noqa: E402
+from report import parse_args, publish  # noqa: E402
 
 from workloads import scheduling_basic, scheduling_reservations  # noqa: E402
 
@@ -163,7 +163,7 @@ def main() -> None:
     ap.add_argument("--only", choices=("basic", "reservations"), help="run one workload only")
     ap.add_argument("--name", default="end_to_end", help="results file name (without .json)")
     ap.add_argument("--repeat", type=int, default=1, help="runs of each file; the fastest counts")
-    args = ap.parse_args()
+    args = parse_args(ap, ignore=("name",))
     res: dict[str, Any] = {"format": args.format, "loopTargetPodsPerSecond": LOOP_TARGET}
     sizes = (args.nodes, args.init_pods, args.pods)
     with tempfile.TemporaryDirectory() as cache:

@@ -43,7 +43,7 @@ from fuzz_model import (  # noqa: E402
     shrink,
     state_digest,
 )
-from report import peak_rss_mib  # noqa: E402
+from report import parse_args, peak_rss_mib, result_path  # noqa: E402
 
 RESULTS = HERE / "results" / "fuzz.json"
 CHECK_HASH_SEED = "1"
@@ -198,7 +198,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shrink-budget", type=int, default=300, help="runs per shrunk case")
     parser.add_argument("--shrink-cases", type=int, default=2, help="seeds shrunk per violation signature")
     parser.add_argument("--out", type=Path, default=RESULTS)
-    args = parser.parse_args(argv)
+    args = parse_args(parser, argv, ignore=("out", "workers"))
+    if args.out == RESULTS:  # the recorded file only for the default arguments
+        args.out = result_path("fuzz", args.results_dir)
 
     # the regression tests run first, on the code the scenarios will run on
     regressions = regression_status()

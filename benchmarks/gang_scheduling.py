@@ -16,7 +16,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from report import peak_rss_mib, publish  # noqa: E402
+from report import parse_args, peak_rss_mib, publish  # noqa: E402
 
 from berth.gc_policy import tune_for_throughput  # noqa: E402
 from berth.scheduler.framework.config import parse_config  # noqa: E402
@@ -55,7 +55,7 @@ def main() -> None:
     ap.add_argument("--nodes", type=int, default=5000)
     ap.add_argument("--gangs", type=int, default=1000)
     ap.add_argument("--size", type=int, default=8)
-    args = ap.parse_args()
+    args = parse_args(ap)
     tune_for_throughput()  # the collector's thresholds the berth command sets
     setup: list[dict[str, Any]] = [make_node(f"node-{i}") for i in range(args.nodes)]
     groups: list[dict[str, Any]] = []

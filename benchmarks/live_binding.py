@@ -33,7 +33,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "tests" / "serve"))
 sys.path.insert(0, str(HERE.parent / "tests" / "remote"))
 
-from report import publish  # noqa: E402
+from report import parse_args, publish  # noqa: E402
 from run_helpers import Run, start_run, stop_run  # noqa: E402
 from serve_helpers import Served, running  # noqa: E402
 
@@ -129,6 +129,8 @@ def measure(
             t0 = time.monotonic()
             _create(server, "/api/v1/nodes", [make_node(f"node-{i}") for i in range(nodes)], threads)
             pod_objs = [make_pod(f"p-{i}") for i in range(pods)]
+            for pod in pod_objs:  # berth run's own profile (default-scheduler's pods are kube-scheduler's)
+                pod["spec"]["schedulerName"] = "berth-scheduler"
             _create(server, "/api/v1/namespaces/default/pods", pod_objs, threads)
             create_s = time.monotonic() - t0
             with _client(server) as c:
@@ -176,7 +178,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="200 nodes, 500 pods")
     ap.add_argument("--only", choices=["throttled", "unthrottled"], help="measure one budget only")
     ap.add_argument("--bind-workers", type=int, default=16, help="berth run --bind-workers")
-    args = ap.parse_args()
+    args = parse_args(ap)
     nodes, pods = (200, 500) if args.quick else (args.nodes, args.pods)
     figures: dict[str, Any] = {
         "nodes": nodes,

@@ -26,7 +26,7 @@ from unittest import mock
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from report import publish  # noqa: E402
+from report import parse_args, publish  # noqa: E402
 
 from berth.api.apply import apply_schema  # noqa: E402
 from berth.clock import SimClock  # noqa: E402
@@ -159,7 +159,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--pods", type=int, default=5000)
     parser.add_argument("--repeat", type=int, default=3)
-    args = parser.parse_args()
+    args = parse_args(parser)
     n, runs = args.pods, args.repeat
 
     with_fm = best(runs, lambda: api_creates(n, track=True))

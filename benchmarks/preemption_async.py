@@ -28,7 +28,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from report import peak_rss_mib, publish  # noqa: E402
+from report import parse_args, peak_rss_mib, publish  # noqa: E402
 
 from berth.gc_policy import tune_for_throughput  # noqa: E402
 from berth.sim.engine import Simulation  # noqa: E402
@@ -147,7 +147,7 @@ def main() -> None:
         help="independent runs, each in its own process; the median run by loop rate is reported",
     )
     ap.add_argument("--one-run-to", type=Path, help=argparse.SUPPRESS)  # a child run writes its figures here
-    args = ap.parse_args()
+    args = parse_args(ap)
     tune_for_throughput()  # the collector's thresholds the berth command sets
     if args.one_run_to is not None:
         figures = run_once(args)

@@ -27,6 +27,8 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from report import parse_args, result_path  # noqa: E402
+
 from berth.gc_policy import tune_for_throughput  # noqa: E402
 from berth.scheduler.framework.config import parse_config  # noqa: E402
 from berth.scheduler.framework.podinfo import PodInfo  # noqa: E402
@@ -89,7 +91,7 @@ def main() -> None:
         default=10,
         help="podMaxBackoffSeconds of the scheduler (kube's default 10)",
     )
-    args = ap.parse_args()
+    args = parse_args(ap)
     tune_for_throughput()  # the collector's thresholds the berth command sets
 
     setup: list[dict[str, Any]] = [
@@ -242,8 +244,8 @@ def main() -> None:
         "peakRSSMiB": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
     }
     print(json.dumps(res, indent=2))
-    out = HERE / "results" / "quota_contention.json"
-    out.parent.mkdir(exist_ok=True)
+    out = result_path("quota_contention")
+    out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(res, indent=2) + "\n")
 
 

@@ -27,7 +27,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from perf_workloads import WORKLOADS, Workload, build  # noqa: E402
-from report import RESULTS, peak_rss_mib, publish  # noqa: E402
+from report import parse_args, peak_rss_mib, publish, result_path  # noqa: E402
 
 from berth.gc_policy import tune_for_throughput  # noqa: E402
 from berth.sim.engine import Simulation  # noqa: E402
@@ -161,8 +161,9 @@ def scale_series(
             f"{s['nodes']:>8} {s['podsPerSecondLoop']:>10} {s['microsecondsPerPod']:>10} "
             f"{s['microsecondsPerPodPer1000Nodes']:>16} {s['costGrowthVsFirst']:>8} {s['nodeGrowthVsFirst']:>8}"
         )
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / f"{RESULT_PREFIX}{w.name}_scale.json").write_text(json.dumps(out, indent=2) + "\n")
+    path = result_path(f"{RESULT_PREFIX}{w.name}_scale")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(out, indent=2) + "\n")
     return out
 
 
@@ -181,7 +182,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--scale-series", action="store_true", help=f"run at {SCALE_SERIES} nodes")
     ap.add_argument("--in-process", action="store_true", help="run everything in this process")
     ap.add_argument("--emit-json", action="store_true", help=argparse.SUPPRESS)
-    args = ap.parse_args(argv)
+    args = parse_args(ap, argv, ignore=("in_process",))
     tune_for_throughput()  # the collector's thresholds the berth command sets
     chosen = [_lookup(n) for n in args.workloads]
     if args.emit_json:  # child of a scale series: one run, result on stdout only

@@ -19,7 +19,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from report import peak_rss_mib, publish  # noqa: E402
+from report import parse_args, peak_rss_mib, publish  # noqa: E402
 
 from berth.gc_policy import tune_for_throughput  # noqa: E402
 from berth.sim.engine import Simulation  # noqa: E402
@@ -76,7 +76,7 @@ def main() -> None:
     ap.add_argument("--init-pods", type=int, default=1000)
     ap.add_argument("--pods", type=int, default=10000)
     ap.add_argument("--skip-cli", action="store_true", help="skip the whole-CLI run")
-    args = ap.parse_args()
+    args = parse_args(ap)
     tune_for_throughput()  # the collector's thresholds the berth command sets
     res: dict[str, float | str] = {
         "workload": "SchedulingBasic",

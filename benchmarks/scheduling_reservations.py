@@ -15,7 +15,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from report import peak_rss_mib, publish  # noqa: E402
+from report import parse_args, peak_rss_mib, publish  # noqa: E402
 
 from berth.gc_policy import tune_for_throughput  # noqa: E402
 from berth.sim.engine import Simulation  # noqa: E402
@@ -29,7 +29,7 @@ def main() -> None:
     ap.add_argument("--nodes", type=int, default=5000)
     ap.add_argument("--init-pods", type=int, default=1000)
     ap.add_argument("--pods", type=int, default=10000)
-    args = ap.parse_args()
+    args = parse_args(ap)
     tune_for_throughput()  # the collector's thresholds the berth command sets
     setup, measured = scheduling_reservations(args.nodes, args.init_pods, args.pods)
     sim = Simulation()

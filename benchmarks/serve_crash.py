@@ -18,7 +18,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "tests" / "serve"))
 
-from report import publish  # noqa: E402
+from report import parse_args, publish  # noqa: E402
 from serve_crash import run_server_crashes  # noqa: E402
 
 
@@ -28,7 +28,7 @@ def main() -> None:
     parser.add_argument("--pods", type=int, default=2000)
     parser.add_argument("--kills", type=int, default=20)
     parser.add_argument("--seed", type=int, default=1)
-    args = parser.parse_args()
+    args = parse_args(parser)
     began = time.monotonic()
     with tempfile.TemporaryDirectory() as tmp:
         report = run_server_crashes(Path(tmp) / "data", pods=args.pods, kills=args.kills, seed=args.seed)

@@ -51,7 +51,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "tests" / "serve"))
 
-from report import peak_rss_mib, publish  # noqa: E402
+from report import parse_args, peak_rss_mib, publish  # noqa: E402
 from serve_helpers import Served, running  # noqa: E402
 
 from workloads import make_node, make_pod  # noqa: E402
@@ -630,7 +630,7 @@ def main() -> None:
     ap.add_argument("--bind-timeout", type=float, default=300.0, help="max seconds to wait for bindings")
     ap.add_argument("--skip-fanout", action="store_true")
     ap.add_argument("--skip-scheduling", action="store_true")
-    args = ap.parse_args()
+    args = parse_args(ap)
     if args.quick:
         args.watchers, args.seconds, args.nodes, args.pods = 10, 5.0, 500, 1000
     figures: dict[str, Any] = {

@@ -8,7 +8,7 @@ import sys
 import time
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import typer
 import yaml
@@ -16,6 +16,7 @@ import yaml
 from berth.api.errors import InvalidObjectError
 from berth.api.manifest import ManifestError, load_manifests
 from berth.api.wellknown import parse_duration
+from berth.cli_help import HelpGroup
 from berth.clock import RealClock
 from berth.gc_policy import tune_for_throughput
 from berth.scheduler.framework.config import ConfigError, SchedulerConfig, parse_config
@@ -25,6 +26,11 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # click's own help layout: option help wraps at the terminal's width (COLUMNS) and is never cut with "…",
+    # as rich's panels cut long option names and help at 80 columns
+    rich_markup_mode=None,
+    context_settings={"max_content_width": 120},
+    cls=HelpGroup,
 )
 
 EXIT_INVALID = 2
@@ -79,9 +85,12 @@ def _load_config(path: Path | None) -> SchedulerConfig | None:
     if not isinstance(doc, dict):
         raise _invalid(f"{path}: expected a KubeSchedulerConfiguration object")
     try:
-        return parse_config(doc, source=str(path))
+        config = parse_config(doc, source=str(path))
     except ConfigError as e:
         raise _invalid(f"{path}: {e}") from None
+    for notice in config.warnings:
+        typer.echo(f"warning: {path}: {notice}", err=True)
+    return config
 
 
 def _seconds(option: str, value: str) -> float:
@@ -95,21 +104,40 @@ def _seconds(option: str, value: str) -> float:
     return seconds
 
 
+def _load_manifests(paths: list[Path], validate: str) -> Any:
+    """The manifests in ``paths``, decoded as ``--validate`` says: exits 2 with one line per object with
+    unknown fields under strict, prints one warning per object under warn. Other errors are the caller's."""
+    from berth.sim.strict import StrictDecodingError, parse_validation, strict_check
+
+    try:
+        mode = parse_validation(validate)
+    except ValueError as e:
+        raise _invalid(str(e)) from None
+    check = strict_check(mode, lambda line: typer.echo(line, err=True))
+    try:
+        return load_manifests([str(p) for p in paths], check=check)
+    except StrictDecodingError as e:
+        for line in e.lines:
+            typer.echo(f"error: {line}", err=True)
+        raise typer.Exit(EXIT_INVALID) from None
+
+
 def _prepare_run(
-    paths: list[Path], scheduler_config: Path | None, until: str | None, seed: int
+    paths: list[Path], scheduler_config: Path | None, until: str | None, seed: int, validate: str = "strict"
 ) -> tuple[Any, Any, float | None]:
     """The simulation, the plan of the manifests in ``paths`` and the end time; exits 2 on bad input."""
-    from berth.sim.engine import Simulation
     from berth.sim.scenario import build_plan
 
     until_s = None if until is None else _seconds("--until", until)
     config = _load_config(scheduler_config)
     try:
-        manifests = load_manifests([str(p) for p in paths])
+        manifests = _load_manifests(paths, validate)
         plan = build_plan(manifests)
     except (ManifestError, InvalidObjectError) as e:
         raise _invalid(str(e)) from None
     _check_unique_uids(plan)
+    from berth.sim.engine import Simulation  # imported once the input is known good: bad input exits fast
+
     try:
         sim = Simulation(config=config, seed=seed)
     except ConfigError as e:
@@ -160,6 +188,14 @@ def _create_initial(sim: Any, plan: Any) -> Any:
     return rest
 
 
+ValidateOption = Annotated[
+    str,
+    typer.Option(
+        "--validate",
+        help="Unknown fields in manifests: strict (or true) refuses them, warn prints a warning, "
+        "ignore (or false) drops them silently.",
+    ),
+]
 SchedulerConfigOption = Annotated[
     Path | None, typer.Option("--scheduler-config", help="KubeSchedulerConfiguration file.")
 ]
@@ -198,18 +234,29 @@ def simulate(
     descheduling_interval: Annotated[
         str, typer.Option("--descheduling-interval", help="Virtual time between descheduling cycles.")
     ] = "5m",
+    validate: ValidateOption = "strict",
+    quiet: Annotated[
+        bool,
+        typer.Option("--quiet", "-q", help="No progress bar (shown on a terminal for runs over a second)."),
+    ] = False,
 ) -> None:
     """Run manifests and Scenarios on a virtual clock and print the final state."""
+    _check_report_path(report)
+    sim, plan, until_s = _prepare_run(paths, scheduler_config, until, seed, validate)
     from berth.sim.output import to_tables, to_yaml, write_json
     from berth.sim.report import build_report
 
-    _check_report_path(report)
-    sim, plan, until_s = _prepare_run(paths, scheduler_config, until, seed)
     policy, every = _descheduler_options(descheduler_policy, descheduling_interval)
     if policy is not None:
         sim.enable_descheduler(policy, every)
     t0 = time.perf_counter()
-    result = sim.run(_create_initial(sim, plan), until_s)
+    rest = _create_initial(sim, plan)
+    progress = _progress(sim, rest, until_s, quiet)
+    try:
+        result = sim.run(rest, until_s)
+    finally:
+        if progress is not None:
+            progress.close()
     for msg in [*sim.step_errors, *sim.descheduling_errors]:
         typer.echo(msg, err=True)
     objects = sim.objects()
@@ -223,6 +270,29 @@ def simulate(
         data = build_report(result, objects, seed=seed)
         data["totalWallSeconds"] = round(time.perf_counter() - t0, 6)
         report.write_text(json.dumps(data, indent=2) + "\n")
+
+
+def _progress(sim: Any, plan: Any, until: float | None, quiet: bool) -> Any:
+    """The progress bar of a ``berth simulate`` run on standard error, following ``sim``; None with ``--quiet``
+    or when standard error is not a terminal."""
+    console = None if quiet else _terminal_console()
+    if console is None:
+        return None
+    from berth.sim.engine import run_end
+    from berth.sim.progress import SimProgress
+
+    progress = SimProgress(console)
+    progress.attach(sim, run_end(plan, until))
+    return progress
+
+
+def _terminal_console() -> Any:
+    """A rich Console on standard error when that is a terminal, else None (tests put a terminal here)."""
+    if not sys.stderr.isatty():
+        return None
+    from rich.console import Console
+
+    return Console(stderr=True)
 
 
 def _descheduler_options(path: Path | None, interval: str) -> tuple[Any, float]:
@@ -255,51 +325,63 @@ def explain(
         typer.Argument(help="Manifest files or directories (YAML or JSON); - reads standard input."),
     ],
     pod: Annotated[
-        str, typer.Option("--pod", help="The pod to explain: NAMESPACE/NAME or NAME (default ns).")
-    ],
+        str | None, typer.Option("--pod", help="The pod to explain: NAMESPACE/NAME or NAME (default ns).")
+    ] = None,
+    reservation: Annotated[
+        str | None,
+        typer.Option("--reservation", help="The Reservation to explain (the scheduling of its reserve pod)."),
+    ] = None,
     scheduler_config: SchedulerConfigOption = None,
     until: UntilOption = None,
     seed: SeedOption = 0,
     attempt: Annotated[
         int | None, typer.Option(help="Show only this attempt (1 = first, -1 = last); default all.")
     ] = None,
+    node: Annotated[
+        list[str] | None, typer.Option("--node", help="Show only this node (repeatable).")
+    ] = None,
+    top: Annotated[
+        int | None,
+        typer.Option(
+            "--top",
+            help="Show only the N best nodes: highest total score first, then feasible, then rejected (by name).",
+        ),
+    ] = None,
     output: Annotated[
         ExplainFormat, typer.Option("-o", "--output", help="Output format.")
     ] = ExplainFormat.text,
+    validate: ValidateOption = "strict",
 ) -> None:
-    """Run a scenario and show, for one pod, each node's Filter verdicts, every plugin's scores and the choice."""
+    """Run a scenario and show, for one pod (or a Reservation's reserve pod), each node's Filter verdicts, every
+    plugin's scores, the reservations it used or was refused by, and the choice."""
     from berth.scheduler.trace import Tracer
-    from berth.sim.explain import render_trace
+    from berth.sim import explain as ex
 
-    key = pod if "/" in pod else f"default/{pod}"
-    namespace, _, name = key.partition("/")
-    if not namespace or not name or "/" in name:
-        raise _invalid(f'--pod: invalid pod reference "{pod}" (expected NAMESPACE/NAME or NAME)')
-    sim, plan, until_s = _prepare_run(paths, scheduler_config, until, seed)
-    tracer = Tracer(lambda p: p.key == key and p.kind == "Pod")
+    try:
+        subject = ex.subject_for(pod, reservation)
+    except ex.ExplainError as e:
+        raise _invalid(str(e)) from None
+    if top is not None and top < 1:
+        raise _invalid(f"--top: must be a positive number, got {top}")
+    view = ex.View(frozenset(node) if node else None, top)
+    sim, plan, until_s = _prepare_run(paths, scheduler_config, until, seed, validate)
+    tracer = Tracer(subject.wants)
     sim.scheduler.tracer = tracer
+    lifecycle = ex.Lifecycle(subject, sim.clock.now)
+    sim.store.subscribe(lifecycle.on_event, lifecycle.key)
     sim.run(_create_initial(sim, plan), until_s)
     for msg in sim.step_errors:
         typer.echo(msg, err=True)
-    traces = list(tracer.of(key))
-    if not traces:
-        seen = any(
-            o.get("kind") == "Pod"
-            and (o.get("metadata") or {}).get("namespace") == namespace
-            and (o.get("metadata") or {}).get("name") == name
-            for o in sim.objects()
-        )
-        what = "was never attempted by Berth's scheduler" if seen else "does not exist in the scenario"
-        raise _invalid(f"pod {key} {what}")
-    numbered = list(enumerate(traces, 1))
-    if attempt is not None:
-        if attempt == 0 or abs(attempt) > len(traces):
-            raise _invalid(f"--attempt: {attempt} is out of range (pod {key} has {len(traces)} attempt(s))")
-        numbered = [numbered[attempt - 1 if attempt > 0 else attempt]]
+    traces = tracer.traces
+    nodes = {o["metadata"]["name"] for o in sim.objects() if o.get("kind") == "Node"}
+    try:
+        numbered = ex.select(subject, traces, lifecycle, ex.Request(attempt, view), nodes)
+    except ex.ExplainError as e:
+        raise _invalid(str(e)) from None
     if output is ExplainFormat.json:
-        sys.stdout.write(json.dumps([t.to_dict() | {"number": i} for i, t in numbered], indent=2) + "\n")
+        sys.stdout.write(json.dumps(ex.render_json(subject, numbered, lifecycle, view), indent=2) + "\n")
     else:
-        sys.stdout.write("\n".join(render_trace(t, i, len(traces)) for i, t in numbered))
+        sys.stdout.write(ex.render_text(subject, numbered, len(traces), lifecycle, view))
 
 
 Kubeconfig = Annotated[
@@ -334,9 +416,12 @@ def _connect(
 def _server_error(e: Exception) -> typer.Exit:
     """kubectl's report of a refusal (``Error from server (NotFound): ...``) or of an unreachable server."""
     from berth.api.errors import StatusError
+    from berth.remote.client import ServerUnreachable
 
     if isinstance(e, StatusError):
         typer.echo(f"Error from server ({e.reason}): {e.message}", err=True)
+    elif isinstance(e, ServerUnreachable):
+        typer.echo(e.kubectl_message(), err=True)
     else:
         typer.echo(f"error: {e}", err=True)
     return typer.Exit(1)
@@ -399,8 +484,27 @@ def drain(
         int, typer.Option(help="Termination grace period for evicted pods (-1: the pod's own).")
     ] = -1,
     ignore_daemonsets: Annotated[
-        bool, typer.Option(help="Accepted for kubectl compatibility: DaemonSet pods are always skipped.")
-    ] = True,
+        bool, typer.Option("--ignore-daemonsets", help="Ignore DaemonSet-managed pods.")
+    ] = False,
+    delete_emptydir_data: Annotated[
+        bool,
+        typer.Option(
+            "--delete-emptydir-data",
+            help="Continue even if there are pods using emptyDir (local data deleted with the pod).",
+        ),
+    ] = False,
+    pod_selector: Annotated[
+        str, typer.Option("--pod-selector", help="Label selector to filter the pods on the node.")
+    ] = "",
+    dry_run: Annotated[
+        str,
+        typer.Option(
+            "--dry-run",
+            metavar="none|client|server",
+            help='"none", "server" (send the requests with dryRun=All) or "client" (only print what would '
+            "be evicted).",
+        ),
+    ] = "none",
     prefer_avoid_pods: Annotated[
         bool,
         typer.Option(
@@ -416,7 +520,8 @@ def drain(
 ) -> None:
     """Cordon a node and evict its pods through the eviction API, respecting PodDisruptionBudgets."""
     from berth.api.errors import StatusError
-    from berth.descheduler.drain import DrainError
+    from berth.api.labels import LabelSelectorError, parse_selector
+    from berth.descheduler.drain import DrainError, DryRun, failure_lines
     from berth.descheduler.drain import drain as start_drain
     from berth.remote.client import ServerUnreachable
     from berth.remote.store import RemoteStore
@@ -427,8 +532,15 @@ def drain(
         raise _invalid(f'--timeout: invalid duration "{timeout}"') from None
     if grace_period < -1:
         raise _invalid(f"--grace-period: invalid value {grace_period} (expected -1 or more)")
+    if dry_run not in ("none", "client", "server"):
+        raise _invalid(f'Invalid dry-run value ({dry_run}). Must be "none", "server", or "client".')
+    try:
+        parse_selector(pod_selector)
+    except LabelSelectorError:
+        raise _invalid("--pod-selector=<pod_selector> must be a valid label selector") from None
     clock = _drain_clock()
     store = RemoteStore(_connect(kubeconfig, context, server, token, insecure_skip_tls_verify), clock)
+    pending: list[str] = []
     try:
         op = start_drain(
             store,
@@ -438,16 +550,24 @@ def drain(
             timeout=timeout_s,
             grace_period_seconds=None if grace_period < 0 else grace_period,
             prefer_avoid=prefer_avoid_pods,
+            ignore_daemonsets=ignore_daemonsets,
+            delete_emptydir_data=delete_emptydir_data,
+            pod_selector=pod_selector,
+            dry_run=cast(DryRun, dry_run),
             on_log=typer.echo,
+            on_error=lambda line: typer.echo(line, err=True),
         )
         while not op.done and clock.step():
             pass
         error = op.result.error if op.result is not None else "drain stopped before it finished"
+        pending = failure_lines(op.result) if op.result is not None else []
     except DrainError as e:
         error = str(e)
     except (StatusError, ServerUnreachable) as e:
         raise _server_error(e) from None
     if error:
+        for line in pending:
+            typer.echo(line, err=True)
         typer.echo(
             f'error: unable to drain node "{node}" due to error: {error}, continuing command...\n'
             f"There are pending nodes to be drained:\n {node}\nerror: {error}",
@@ -495,6 +615,7 @@ def deschedule(
     server: Server = None,
     token: Token = None,
     insecure_skip_tls_verify: Insecure = False,
+    validate: ValidateOption = "strict",
 ) -> None:
     """Run one descheduling cycle and print what it evicts, where the replacements go, and the utilisation."""
     from datetime import UTC, datetime
@@ -521,7 +642,7 @@ def deschedule(
     config = _load_config(scheduler_config)
     if paths:
         try:
-            manifests = load_manifests([str(p) for p in paths])
+            manifests = _load_manifests(paths, validate)
         except (ManifestError, InvalidObjectError) as e:
             raise _invalid(str(e)) from None
         objects = [m.obj for m in manifests]
@@ -679,8 +800,16 @@ def run_cluster(
     ] = 50.0,
     kube_api_burst: Annotated[int, typer.Option(help="Requests allowed in a burst above the QPS.")] = 100,
     metrics_listen: Annotated[
-        str, typer.Option(help="Serve /metrics and /healthz on HOST:PORT (plain HTTP; '' to turn off).")
+        str,
+        typer.Option(
+            help="Serve /metrics and /healthz over HTTPS on HOST:PORT (kube-scheduler's secure port; '' to turn off)."
+        ),
     ] = "127.0.0.1:10259",
+    tls_cert_file: Annotated[
+        Path | None,
+        typer.Option(help="Certificate of the metrics port (default: a self-signed one made at start)."),
+    ] = None,
+    tls_private_key_file: Annotated[Path | None, typer.Option(help="Private key of --tls-cert-file.")] = None,
     bind_workers: Annotated[
         int,
         typer.Option(
@@ -696,10 +825,11 @@ def run_cluster(
     from berth.controlplane.run import OPTIONAL_KINDS, RunError, Runner, RunOptions, followed_kinds
     from berth.controlplane.statusserver import StatusServer
     from berth.remote.client import KubeClient
+    from berth.remote.delegated import DelegatedAuthorizer
     from berth.remote.eventsink import EventSink
     from berth.remote.kubeconfig import KubeconfigError, connection_for
     from berth.remote.mirror import ClusterMirror
-    from berth.remote.preflight import PreflightError, check_cluster
+    from berth.remote.preflight import PreflightError, check_cluster, serves
     from berth.remote.ratelimit import TokenBucket
     from berth.remote.store import RemoteStore
 
@@ -726,6 +856,8 @@ def run_cluster(
         if not sep or not host or not port_text.isdigit() or int(port_text) > 65535:
             raise _invalid(f'--metrics-listen: invalid address "{metrics_listen}" (expected HOST:PORT)')
         status_at = (host.strip("[]"), int(port_text))
+    if (tls_cert_file is None) != (tls_private_key_file is None):
+        raise _invalid("--tls-cert-file and --tls-private-key-file must be given together")
     try:
         conn = connection_for(str(kubeconfig) if kubeconfig else None, context)
     except KubeconfigError as e:
@@ -749,6 +881,7 @@ def run_cluster(
         (*kinds, *served),
         absent=missing,
         events=(RemoteStore(events_client), sink),
+        events_v1=serves(client, "events.k8s.io/v1"),  # else v1 Events
         bind_workers=max(0, bind_workers),
     )
     options = RunOptions(
@@ -766,15 +899,25 @@ def run_cluster(
     runner = Runner(mirror, options)
     status: StatusServer | None = None
     if status_at is not None:
+        # /metrics: the API server's TokenReview and SubjectAccessReview decide, or berth run's own token
+        authorize = DelegatedAuthorizer(client, conn.authorization)
         try:
-            status = StatusServer(*status_at, runner.metrics, runner.healthz)
-        except OSError as e:
+            status = StatusServer(
+                *status_at,
+                runner.metrics,
+                runner.healthz,
+                secure=True,
+                cert_file=tls_cert_file,
+                key_file=tls_private_key_file,
+                authorize=authorize,
+            )
+        except (OSError, ValueError) as e:
             client.close()
-            typer.echo(f"error: --metrics-listen {metrics_listen}: {e.strerror or e}", err=True)
+            reason = e.strerror if isinstance(e, OSError) and e.strerror else e
+            typer.echo(f"error: --metrics-listen {metrics_listen}: {reason}", err=True)
             raise typer.Exit(1) from None
         status.start()
-        host, port = status.address
-        typer.echo(f"berth run: serving /metrics and /healthz on http://{host}:{port}", err=True)
+        typer.echo(f"berth run: serving /metrics and /healthz on {status.url}", err=True)
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda _s, _f: runner.stop())
     typer.echo(
@@ -837,6 +980,66 @@ def rbac(
         sys.stdout.write(json.dumps({"apiVersion": "v1", "kind": "List", "items": docs}, indent=2) + "\n")
     else:
         sys.stdout.write(yaml.safe_dump_all(docs, sort_keys=False))
+
+
+trace_app = typer.Typer(help="Replay cluster traces.", no_args_is_help=True, rich_markup_mode=None)
+app.add_typer(trace_app, name="trace")
+
+
+@trace_app.command("openb")
+def trace_openb(
+    folder: Annotated[Path, typer.Argument(help="The alibaba-openb-gpu-2023 trace folder (csv/ inside).")],
+    pod_list: Annotated[
+        str, typer.Option(help="Pod list: default, cpu050, gpushare40, multigpu20 ...")
+    ] = "default",
+    nodes: Annotated[str, typer.Option(help="Node list: gpu (GPU nodes, as the paper) or all.")] = "gpu",
+    inflation: Annotated[float, typer.Option(help="Arrived GPU demand as a multiple of GPU capacity.")] = 1.3,
+    seed: Annotated[int, typer.Option(help="Seed: shuffle, resampling, Random policy.")] = 42,
+    policy: Annotated[
+        str | None,
+        typer.Option(help="Random, DotProduct, GpuClustering, GpuPacking, BestFit or FGD (default FGD)."),
+    ] = None,
+    scheduler_config: Annotated[
+        Path | None,
+        typer.Option(
+            help="KubeSchedulerConfiguration; its GPU score plugin of largest weight is the policy."
+        ),
+    ] = None,
+    report: Annotated[
+        Path | None, typer.Option(help="Write the JSON report (with per-arrival series).")
+    ] = None,
+    emit: Annotated[
+        bool, typer.Option(help="Print the nodes and a Scenario of the pods instead of running.")
+    ] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+) -> None:
+    """Replay the Alibaba openb GPU trace the FGD paper's way and report GPU allocation and fragmentation."""
+    from berth.sim.traces.command import (
+        OpenbOptions,
+        emit_openb,
+        policy_from_config,
+        policy_name,
+        run_openb,
+        summary,
+        write_report,
+    )
+    from berth.sim.traces.openb import TraceError
+
+    _check_report_path(report)
+    try:
+        if policy is not None and scheduler_config is not None:
+            raise TraceError("--policy and --scheduler-config exclude each other")
+        name = policy_from_config(scheduler_config) if scheduler_config else policy_name(policy or "FGD")
+        opts = OpenbOptions(folder, pod_list, nodes, inflation, seed, name)
+        if emit:
+            emit_openb(opts, sys.stdout)
+            return
+        result = run_openb(opts, quiet=quiet)
+    except TraceError as e:
+        raise _invalid(str(e)) from None
+    sys.stdout.write(summary(result))
+    if report is not None:
+        write_report(result, report)
 
 
 @app.command()

@@ -54,7 +54,7 @@ TOY = {
 def results_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Send result files to a temporary directory instead of benchmarks/results."""
     monkeypatch.setattr(report, "RESULTS", tmp_path)
-    monkeypatch.setattr(scheduler_perf, "RESULTS", tmp_path)
+    monkeypatch.setattr(report, "_run", {"slug": "", "results": None})  # no arguments parsed yet
     return tmp_path
 
 
@@ -133,7 +133,9 @@ def test_shapes_follow_the_templates() -> None:
 
 def test_cli_writes_the_result_json(results_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     scheduler_perf.main(["schedulingbasic", "--nodes", "10"])
-    data = json.loads((results_dir / "scheduler_perf_SchedulingBasic.json").read_text())
+    # a non-default --nodes writes beside the recorded result, never over it
+    assert not (results_dir / "scheduler_perf_SchedulingBasic.json").exists()
+    data = json.loads((results_dir / "scheduler_perf_SchedulingBasic-nodes10.json").read_text())
     assert set(data) == RESULT_KEYS
     assert (data["measuredPods"], data["measuredPodsScheduled"], data["targetPodsPerSecond"]) == (
         20,

@@ -91,4 +91,4 @@ def test_the_probes_ask_healthz_of_the_metrics_port() -> None:
     assert host == "0.0.0.0"  # the kubelet probes the pod's IP
     assert [p["containerPort"] for p in container["ports"]] == [int(port)]
     for probe in ("livenessProbe", "readinessProbe"):
-        assert container[probe]["httpGet"] == {"path": "/healthz", "port": int(port)}
+        assert container[probe]["httpGet"] == {"path": "/healthz", "port": int(port), "scheme": "HTTPS"}

@@ -1077,12 +1077,12 @@ _W = "DefaultEvictor.args"
         ),
         pytest.param(
             {"nodefit": True},
-            f"{_W}.nodefit: unknown field 'nodefit' (did you mean \"nodeFit\"?)",
+            f'{_W}: strict decoding error: unknown field "nodefit" (did you mean "nodeFit"?)',
             id="unknown field",
         ),
         pytest.param(
             {"podProtections": {"extraEnabled": [PODS_WITH_PVC], "configs": {}}},
-            f"{_W}.podProtections.configs: unknown field 'configs' (did you mean \"config\"?)",
+            f'{_W}.podProtections: strict decoding error: unknown field "configs" (did you mean "config"?)',
             id="unknown podProtections field",
         ),
         pytest.param(

@@ -783,8 +783,8 @@ BAD: list[tuple[str, Obj | str | None, list[Obj] | None, list[str], str]] = [
         lnu_policy(SKEWED, TARGETS, numberOfNode=2),
         None,
         [],
-        '{policy}: profile "balance": plugin "LowNodeUtilization": args.numberOfNode: unknown field '
-        "'numberOfNode' (did you mean \"numberOfNodes\"?)",
+        '{policy}: profile "balance": plugin "LowNodeUtilization": args: strict decoding error: unknown field '
+        '"numberOfNode" (did you mean "numberOfNodes"?)',
     ),
     (
         "unknown-evictor-arg",
@@ -797,7 +797,7 @@ BAD: list[tuple[str, Obj | str | None, list[Obj] | None, list[str], str]] = [
         ),
         None,
         [],
-        '{policy}: profile "life": plugin "DefaultEvictor": args.nodefit: unknown field \'nodefit\' '
+        '{policy}: profile "life": plugin "DefaultEvictor": args: strict decoding error: unknown field "nodefit" '
         '(did you mean "nodeFit"?)',
     ),
     (
@@ -861,14 +861,14 @@ BAD: list[tuple[str, Obj | str | None, list[Obj] | None, list[str], str]] = [
         lnu_policy(SKEWED, TARGETS),
         [
             {
-                "apiVersion": "v1",
-                "kind": "Service",
+                "apiVersion": "argoproj.io/v1alpha1",
+                "kind": "Rollout",
                 "metadata": {"name": "s"},
-                "spec": {"ports": [{"port": 80}]},
+                "spec": {"replicas": 1},
             }
         ],
         [],
-        '{cluster}: Service "s": apiVersion/kind: Unsupported value: "v1, Kind=Service"',
+        '{cluster}: Rollout "s": apiVersion/kind: Unsupported value: "argoproj.io/v1alpha1, Kind=Rollout"',
     ),
     (
         "unreadable-policy",
@@ -919,7 +919,7 @@ BAD: list[tuple[str, Obj | str | None, list[Obj] | None, list[str], str]] = [
         {**V2, "maxNoOfPodsToEvictPerNodes": 2},
         None,
         [],
-        "{policy}: DeschedulerPolicy.maxNoOfPodsToEvictPerNodes: unknown field 'maxNoOfPodsToEvictPerNodes' "
+        '{policy}: DeschedulerPolicy: strict decoding error: unknown field "maxNoOfPodsToEvictPerNodes" '
         '(did you mean "maxNoOfPodsToEvictPerNode"?)',
     ),
     (
@@ -992,4 +992,6 @@ def test_an_unreachable_server_exits_1() -> None:
     # nothing listens on port 1: reported as kubectl reports it, the cluster left alone
     run = deschedule("--policy", str(POLICY), "--server", "https://127.0.0.1:1", "--insecure-skip-tls-verify")
     assert (run.exit_code, run.stdout) == (1, "")
-    assert run.stderr == "error: GET /api/v1/pods: [Errno 111] Connection refused\n"
+    assert run.stderr == (
+        "The connection to the server 127.0.0.1:1 was refused - did you specify the right host or port?\n"
+    )

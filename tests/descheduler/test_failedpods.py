@@ -421,7 +421,7 @@ def read(raw: dict[str, Any] | None) -> RemoveFailedPodsArgs:
         ),
         pytest.param(
             {"excludeOwnerKind": ["Job"]},
-            f"{_W}.excludeOwnerKind: unknown field 'excludeOwnerKind' (did you mean \"excludeOwnerKinds\"?)",
+            f'{_W}: strict decoding error: unknown field "excludeOwnerKind" (did you mean "excludeOwnerKinds"?)',
             id="unknown field",
         ),
     ],

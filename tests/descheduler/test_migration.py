@@ -340,7 +340,8 @@ def test_a_pod_gone_while_its_reservation_is_pending_is_noticed_only_at_the_time
                 make_pod("critical")
                 .req(cpu="1")
                 .priority_class("system-cluster-critical")
-                .owner("StatefulSet")  # a kind Berth does not serve: the garbage collector leaves the pod be
+                # a kind Berth does not serve: the garbage collector leaves the pod be
+                .owner("Rollout", api_version="argoproj.io/v1alpha1")
                 .obj()
             ],
             "critical",

@@ -195,13 +195,13 @@ LOW_INVALID: list[tuple[str, dict[str, Any], str]] = [
     (
         "unknown field",
         {"thresholds": {"cpu": 20}, "targetThresholds": {"cpu": 80}, "targetThreshold": {"cpu": 80}},
-        "LowNodeUtilization.args.targetThreshold: unknown field 'targetThreshold' (did you mean "
+        'LowNodeUtilization.args: strict decoding error: unknown field "targetThreshold" (did you mean '
         '"targetThresholds"?)',
     ),
     (
         "evictionLimits has no total",
         {"thresholds": {"cpu": 20}, "targetThresholds": {"cpu": 80}, "evictionLimits": {"total": 3}},
-        "LowNodeUtilization.args.evictionLimits.total: unknown field 'total'",
+        'LowNodeUtilization.args.evictionLimits: strict decoding error: unknown field "total"',
     ),
     (
         "negative evictionLimits.node",
@@ -230,7 +230,7 @@ LOW_INVALID: list[tuple[str, dict[str, Any], str]] = [
             "targetThresholds": {"cpu": 80},
             "evictableNamespaces": {"exclud": ["a"]},
         },
-        "LowNodeUtilization.args.evictableNamespaces.exclud: unknown field 'exclud' (did you mean "
+        'LowNodeUtilization.args.evictableNamespaces: strict decoding error: unknown field "exclud" (did you mean '
         '"exclude"?)',
     ),
 ]
@@ -408,13 +408,13 @@ HIGH_INVALID: list[tuple[str, dict[str, Any], str]] = [
     (
         "no targetThresholds in HighNodeUtilization",
         {"thresholds": {"cpu": 80}, "targetThresholds": {"cpu": 90}},
-        "HighNodeUtilization.args.targetThresholds: unknown field 'targetThresholds' (did you mean "
+        'HighNodeUtilization.args: strict decoding error: unknown field "targetThresholds" (did you mean '
         '"thresholds"?)',
     ),
     (
         "no metricsUtilization in HighNodeUtilization",
         {"thresholds": {"cpu": 80}, "metricsUtilization": {"metricsServer": True}},
-        "HighNodeUtilization.args.metricsUtilization: unknown field 'metricsUtilization'",
+        'HighNodeUtilization.args: strict decoding error: unknown field "metricsUtilization"',
     ),
     (
         "evictionModes not a list",

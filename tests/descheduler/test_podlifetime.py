@@ -738,7 +738,7 @@ def read(raw: dict[str, Any] | None) -> PodLifeTimeArgs:
         ),
         pytest.param(
             {"maxPodLifetimeSeconds": 600},
-            f"{_W}.maxPodLifetimeSeconds: unknown field 'maxPodLifetimeSeconds' "
+            f'{_W}: strict decoding error: unknown field "maxPodLifetimeSeconds" '
             '(did you mean "maxPodLifeTimeSeconds"?)',
             id="unknown field",
         ),
@@ -749,7 +749,7 @@ def read(raw: dict[str, Any] | None) -> PodLifeTimeArgs:
         ),
         pytest.param(
             {"conditions": [{"reasons": "x"}]},
-            f"{_W}.conditions[0].reasons: unknown field 'reasons' (did you mean \"reason\"?)",
+            f'{_W}.conditions[0]: strict decoding error: unknown field "reasons" (did you mean "reason"?)',
             id="unknown condition field",
         ),
     ],

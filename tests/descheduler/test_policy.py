@@ -1,4 +1,4 @@
-"""DeschedulerPolicy v1alpha2 loading: defaults, Go's case-insensitive field names, and every refusal naming
+"""DeschedulerPolicy v1alpha2 loading: defaults, case-sensitive field names (the strict codec), and every refusal naming
 the profile, the plugin and the field."""
 
 from __future__ import annotations
@@ -63,14 +63,15 @@ def test_limits_grace_and_node_selector() -> None:
     assert not got.node_selector.matches({"pool": "b"})
 
 
-def test_field_names_match_case_insensitively_as_go_json() -> None:
+def test_field_names_are_case_sensitive_as_the_strict_codec() -> None:
     doc = policy(profile(configs=[{"name": "PodLifeTime", "args": {"maxPodLifeTimeSeconds": 60}}]))
-    doc["profiles"][0]["plugins"] = {
-        "preevictionfilter": {"enabled": []},
-        "Deschedule": {"enabled": ["PodLifeTime"]},
-    }
-    (p,) = load(doc).profiles
-    assert p.enabled("deschedule") == ("PodLifeTime",)
+    doc["profiles"][0]["plugins"] = {"preevictionfilter": {"enabled": []}}
+    with pytest.raises(PolicyError) as e:
+        load(doc)
+    assert str(e.value) == (
+        'policy.yaml: profile "p": plugins: strict decoding error: unknown field "preevictionfilter" '
+        '(did you mean "preEvictionFilter"?)'
+    )
 
 
 @pytest.mark.parametrize(
@@ -92,8 +93,8 @@ def test_field_names_match_case_insensitively_as_go_json() -> None:
         ),
         (
             policy(profile(configs=[{"name": "PodLifeTime", "args": {"maxPodLifeTimeSecond": 5}}])),
-            'policy.yaml: profile "p": plugin "PodLifeTime": args.maxPodLifeTimeSecond: unknown field '
-            "'maxPodLifeTimeSecond' (did you mean \"maxPodLifeTimeSeconds\"?)",
+            'policy.yaml: profile "p": plugin "PodLifeTime": args: strict decoding error: unknown field '
+            '"maxPodLifeTimeSecond" (did you mean "maxPodLifeTimeSeconds"?)',
         ),
         (
             policy(profile(), maxNoOfPodsToEvictPerNode=-1),
@@ -101,7 +102,7 @@ def test_field_names_match_case_insensitively_as_go_json() -> None:
         ),
         (
             policy(profile(), maxNoOfPodsToEvictTotl=1),
-            "policy.yaml: DeschedulerPolicy.maxNoOfPodsToEvictTotl: unknown field 'maxNoOfPodsToEvictTotl' "
+            'policy.yaml: DeschedulerPolicy: strict decoding error: unknown field "maxNoOfPodsToEvictTotl" '
             '(did you mean "maxNoOfPodsToEvictTotal"?)',
         ),
         (

@@ -358,9 +358,9 @@ def test_validation() -> None:
     )
     with pytest.raises(PolicyError) as err:
         read({"labelSelector": {}})
-    assert str(err.value) == ("RemoveDuplicates.args.labelSelector: unknown field 'labelSelector'")
+    assert str(err.value) == ('RemoveDuplicates.args: strict decoding error: unknown field "labelSelector"')
     with pytest.raises(PolicyError) as err:
         read({"namespaces": {"includes": ["a"]}})
     assert str(err.value) == (
-        "RemoveDuplicates.args.namespaces.includes: unknown field 'includes' (did you mean \"include\"?)"
+        'RemoveDuplicates.args.namespaces: strict decoding error: unknown field "includes" (did you mean "include"?)'
     )

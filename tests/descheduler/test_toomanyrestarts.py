@@ -369,7 +369,7 @@ def read(raw: dict[str, Any] | None) -> RemovePodsHavingTooManyRestartsArgs:
         ),
         pytest.param(
             {"podRestartThreshold": 1, "podRestartTreshold": 2},
-            f"{_W}.podRestartTreshold: unknown field 'podRestartTreshold' (did you mean \"podRestartThreshold\"?)",
+            f'{_W}: strict decoding error: unknown field "podRestartTreshold" (did you mean "podRestartThreshold"?)',
             id="unknown field",
         ),
     ],

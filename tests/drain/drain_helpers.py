@@ -1,10 +1,17 @@
-"""Deployments, PDBs, a virtual-time driver and readers for the drain, podgc and disruption-property tests."""
+"""Deployments, PDBs, a virtual-time driver, a bare store and readers for the drain, podgc and disruption-property
+tests."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
+from berth.clock import SimClock
+from berth.controlplane.plane import install_admission
+from berth.descheduler import DrainError, DrainResult, drain
 from berth.sim.engine import Simulation
+from berth.store import MemoryStore
 from builders import make_node
 
 POD = ("", "Pod")
@@ -28,6 +35,27 @@ def deployment(
                 "metadata": {"labels": labels},
                 "spec": {
                     "containers": [{"name": "c", "image": "nginx", "resources": {"requests": {"cpu": cpu}}}]
+                },
+            },
+        },
+    }
+
+
+def daemonset(name: str) -> dict[str, Any]:
+    """A DaemonSet whose pods fit no node (its nodeSelector matches none), so the drain tests place its pods
+    by hand."""
+    labels = {"app": name}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": name},
+        "spec": {
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "nodeSelector": {"berth.test/none": "none"},
+                    "containers": [{"name": "c", "image": "agent"}],
                 },
             },
         },
@@ -84,3 +112,29 @@ def healthy(sim: Simulation, app: str) -> int:
     return sum(
         1 for p in sim.store.list(POD)[0] if p["metadata"].get("labels", {}).get("app") == app and is_ready(p)
     )
+
+
+class Bare:
+    """A store with the API server's admission and a virtual clock, and no controllers: the pods given stay as
+    they are (no DaemonSet controller or garbage collector acts on them) unless the drain evicts them."""
+
+    def __init__(self, *objects: dict[str, Any]) -> None:
+        self.clock = SimClock()
+        self.store = MemoryStore(clock=self.clock)
+        install_admission(self.store)
+        for o in objects:
+            self.store.create(o)
+
+    def drain(self, **kw: Any) -> DrainResult:
+        """Drain n1 and run the clock until it ends."""
+        done: list[DrainResult] = []
+        drain(self.store, self.clock, "n1", on_done=done.append, **kw)
+        self.clock.run(until=self.clock.now() + 120.0)
+        (result,) = done
+        return result
+
+    def refusal(self, **kw: Any) -> str:
+        """The DrainError of draining n1."""
+        with pytest.raises(DrainError) as info:
+            drain(self.store, self.clock, "n1", **kw)
+        return str(info.value)

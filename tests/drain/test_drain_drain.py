@@ -5,7 +5,20 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from drain_helpers import NODE, PDB, advance, budget, deployment, healthy, pods_on, start, web_on_two_nodes
+from drain_helpers import (
+    NODE,
+    PDB,
+    POD,
+    Bare,
+    advance,
+    budget,
+    daemonset,
+    deployment,
+    healthy,
+    pods_on,
+    start,
+    web_on_two_nodes,
+)
 
 from berth.api.errors import NotFound
 from berth.api.watch import WatchEvent
@@ -56,6 +69,7 @@ def test_drain_respects_the_budget_and_waits_for_replacements() -> None:
     assert result.log == [
         f"node/{busy} cordoned",
         f"evicting pod default/{victims[0]}",
+        f"evicting pod default/{victims[1]}",
         f'error when evicting pods/"{victims[1]}" -n "default" (will retry after 5s): {VIOLATES}',
         f"evicting pod default/{victims[1]}",
         f"pod/{victims[0]} evicted",
@@ -105,25 +119,24 @@ def test_drain_with_force_evicts_unmanaged_pods() -> None:
 
 
 def test_drain_skips_mirror_and_daemonset_pods() -> None:
-    sim = start(
+    sim = Bare(
         make_node("n1").obj(),
         make_pod("static")
         .label(app="static")
         .node("n1")
         .annotate({"kubernetes.io/config.mirror": "abc"})
         .obj(),
+        daemonset("agent"),
         make_pod("agent-x").label(app="agent-x").node("n1").owner("DaemonSet", "agent", "ds-1").obj(),
     )
-    done: list[DrainResult] = []
-    drain(sim.store, sim.clock, "n1", on_done=done.append)
-    (result,) = done
+    result = sim.drain(ignore_daemonsets=True)
     assert result.ok and result.evicted == []
     assert result.log == [
         "node/n1 cordoned",
         "Warning: ignoring DaemonSet-managed Pods: default/agent-x",
         "node/n1 drained",
     ]
-    assert sorted(pods_on(sim, "n1")) == ["agent-x", "static"]
+    assert sorted(p["metadata"]["name"] for p in sim.store.list(POD)[0]) == ["agent-x", "static"]
 
 
 def test_drain_times_out_when_the_budget_never_allows() -> None:
@@ -138,10 +151,14 @@ def test_drain_times_out_when_the_budget_never_allows() -> None:
     advance(sim, 200.0)
     (result,) = done
     assert not result.ok
-    assert result.error == "drain did not complete within 30s"
+    assert result.error == f'error when evicting pods/"{victim}" -n "default": global timeout reached: 30s'
     assert result.finished == 40.0
     retry = f'error when evicting pods/"{victim}" -n "default" (will retry after 5s): {VIOLATES}'
-    assert result.log == ["node/n1 cordoned"] + [retry] * 6  # tries at 10, 15, ..., 35s
+    assert result.log == ["node/n1 cordoned"] + [f"evicting pod default/{victim}", retry] * 6  # 10, 15, ..35s
+    assert result.pending == [f"default/{victim}"]
+    assert result.blocked == {
+        f"default/{victim}": ["The disruption budget web-pdb needs 2 healthy pods and has 2 currently"]
+    }
     assert result.evicted == []
     assert healthy(sim, "web") == 2
 
@@ -177,8 +194,8 @@ def test_cordoned_node_gets_no_new_pods() -> None:
             [make_pod("a").ns("ns").owner("DaemonSet").phase("Running").obj()],
             False,
             [],
+            ["cannot delete DaemonSet-managed Pods (use --ignore-daemonsets to ignore): ns/a"],
             [],
-            ["ignoring DaemonSet-managed Pods: ns/a"],
         ),
         ([make_pod("a").ns("ns").owner("DaemonSet").phase("Succeeded").obj()], False, ["a"], [], []),
         (

@@ -104,7 +104,8 @@ def test_steps_parse() -> None:
         (
             {"at": 1, "drain": {"node": "n", "wait": 1}},
             "spec.steps[0].drain.wait",
-            'Unsupported value: "wait": supported values: "node", "timeout", "force", "gracePeriodSeconds", "preferAvoidPods"',
+            'Unsupported value: "wait": supported values: "node", "timeout", "force", "gracePeriodSeconds", '
+            '"preferAvoidPods", "ignoreDaemonSets", "deleteEmptyDirData", "podSelector"',
         ),
         (
             {"at": 1, "drain": {"node": "n", "force": "yes"}},
@@ -146,11 +147,14 @@ def test_scenario_cordon_drain_uncordon_run() -> None:
     )
     sim.run(plan)
     assert [(d.node, d.ok) for d in sim.drains] == [("node-a", False)]
-    assert sim.drains[0].error == "drain did not complete within 2m0s"  # the budget never allows it
+    (victim,) = [ref.split("/")[1] for ref in sim.drains[0].pending]
+    error = f'error when evicting pods/"{victim}" -n "default": global timeout reached: 2m0s'
+    assert sim.drains[0].error == error  # the budget never allows it
     assert sim.step_errors == [
         'at 100s: Error from server (NotFound): nodes "ghost" not found',
-        'at 140s: error: unable to drain node "node-a" due to error: drain did not complete within 2m0s, '
-        "continuing command...",
+        f'at 140s: There are pending pods in node "node-a" when an error occurred: {error}',
+        f"pod/{victim} (blocked: The disruption budget web-pdb needs 2 healthy pods and has 2 currently)",
+        f'at 140s: error: unable to drain node "node-a" due to error: {error}, continuing command...',
     ]
     assert "unschedulable" not in sim.store.get(NODE, "", "node-a")["spec"]
     assert len([p for p in sim.store.list(POD)[0] if p["spec"].get("nodeName")]) == 2

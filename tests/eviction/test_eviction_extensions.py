@@ -11,6 +11,7 @@ import pytest
 from eviction_helpers import NODE, POD, get_pdb, new_store, pdb, replica_set
 
 from berth.scheduler.framework import CycleState, NodeTable, PodInfo
+from berth.scheduler.framework.config import parse_config
 from berth.scheduler.plugins.nodepreferavoidpods import NodePreferAvoidPods, parse_avoid_pods
 from berth.sim.engine import Simulation
 from berth.store.eviction import (
@@ -235,7 +236,20 @@ def test_parse_avoid_pods() -> None:
 
 @pytest.mark.parametrize("seed", range(8))
 def test_replacement_avoids_the_node_it_was_evicted_from(seed: int) -> None:
-    sim = Simulation(seed=seed)
+    # NodePreferAvoidPods is no default plugin (kube removed it in 1.24): the profile enables it
+    avoiding = parse_config(
+        {
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "profiles": [
+                {
+                    "schedulerName": "default-scheduler",
+                    "plugins": {"score": {"enabled": [{"name": "NodePreferAvoidPods", "weight": 10000}]}},
+                }
+            ],
+        }
+    )
+    sim = Simulation(config=avoiding, seed=seed)
     for name in ("node-a", "node-b"):
         sim.store.create(make_node(name).obj())
     sim.store.create(

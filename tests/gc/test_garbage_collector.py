@@ -447,7 +447,13 @@ def test_dangling_owners_at_startup_are_collected() -> None:
         "uid": "gone-uid",
         "controller": True,
     }
-    job = {"apiVersion": "batch/v1", "kind": "Job", "name": "j", "uid": "job-uid", "controller": True}
+    job = {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "TFJob",
+        "name": "j",
+        "uid": "job-uid",
+        "controller": True,
+    }
     beta = {"apiVersion": "apps/v1beta2", "kind": "ReplicaSet", "name": "gone", "uid": "x-uid"}
     h = Harness(
         rs,

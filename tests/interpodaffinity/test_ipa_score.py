@@ -143,4 +143,7 @@ def test_args_defaults_and_validation() -> None:
     )
     with pytest.raises(Exception) as e:
         parse_args({"bogus": 1})
-    assert str(e.value) == 'InterPodAffinity: unknown field "bogus"'
+    assert (
+        str(e.value)
+        == 'decoding args for plugin InterPodAffinity: strict decoding error: unknown field "bogus"'
+    )

@@ -151,7 +151,11 @@ def test_args() -> None:
             {"resources": [{"name": "cpu"}, {"name": "cpu"}]},
             'NodeResourcesBalancedAllocation: resources[1].name: Duplicate value: "cpu"',
         ),
-        ({"resource": []}, 'NodeResourcesBalancedAllocation: unknown field "resource"'),
+        (
+            {"resource": []},
+            "decoding args for plugin NodeResourcesBalancedAllocation: strict decoding error: "
+            'unknown field "resource" (did you mean "resources"?)',
+        ),
     ],
 )
 def test_args_errors(args: dict[str, Any], message: str) -> None:

@@ -417,7 +417,10 @@ def test_args_parsing() -> None:
             "NodeAffinity: addedAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight: Invalid value: 0: "
             "must be in the range 1-100",
         ),
-        ({"addedAffinity": {"bogus": 1}}, 'NodeAffinity: unknown field "addedAffinity.bogus"'),
+        (
+            {"addedAffinity": {"bogus": 1}},
+            'decoding args for plugin NodeAffinity: strict decoding error: unknown field "addedAffinity.bogus"',
+        ),
     ],
 )
 def test_args_errors(args: dict[str, Any], message: str) -> None:

@@ -355,7 +355,7 @@ def test_args_defaulting() -> None:
             "NodeResourcesFit: scoringStrategy.requestedToCapacityRatio: Required value: "
             "must be set for type RequestedToCapacityRatio",
         ),
-        ({"foo": 1}, 'NodeResourcesFit: unknown field "foo"'),
+        ({"foo": 1}, 'decoding args for plugin NodeResourcesFit: strict decoding error: unknown field "foo"'),
         ({"ignoredResources": "x"}, 'NodeResourcesFit: ignoredResources: Invalid value: "x": must be a list'),
     ],
 )

@@ -34,6 +34,13 @@ EXPECTED = {
     "Coscheduling",
     "CapacityScheduling",
     "SchedulingResults",
+    "Open-Gpu-Share",
+    "RandomScore",
+    "DotProductScore",
+    "GpuClusteringScore",
+    "GpuPackingScore",
+    "BestFitScore",
+    "FGDScore",
     *LATER,
 }
 
@@ -88,21 +95,20 @@ def test_default_profile_points() -> None:
         "TaintToleration",
         "NodeAffinity",
         "NodeResourcesFit",
-        "NodeResourcesBalancedAllocation",
         "Reservation",
+        "NodeResourcesBalancedAllocation",
     ]
     assert fw.weights == {
         "TaintToleration": 3,
         "NodeAffinity": 2,
         "NodeResourcesFit": 1,
         "NodeResourcesBalancedAllocation": 1,
-        "NodePreferAvoidPods": 10000,
         "Reservation": 5000,
     }
     assert fw.points["bind"] == ["DefaultBinder"]
     assert fw.points["reserve"] == ["Reservation"]
     assert fw.points["preBind"] == ["Reservation"]
-    assert fw.points["postFilter"] == ["DefaultPreemption"]
+    assert fw.points["postFilter"] == ["Reservation", "DefaultPreemption"]  # as koord-scheduler orders them
 
 
 def test_cycle_through_framework() -> None:
@@ -132,8 +138,8 @@ def test_cycle_through_framework() -> None:
     # balanced: a: |0.5 - 0.25| / 2 → 87; d: |0.125 - 0.0625| / 2 → 96
     assert scores.normalized["NodeResourcesBalancedAllocation"].tolist() == [87, 96]
     assert "NodeAffinity" not in scores.normalized
-    # NodePreferAvoidPods: no avoid lists, so 100 * weight 10000 on every node
-    assert scores.total.tolist() == [37 + 300 + 87 + 1_000_000, 9 + 300 + 96 + 1_000_000]
+    # NodePreferAvoidPods is not a default plugin (kube removed it in 1.24): no 100 * 10000 share
+    assert scores.total.tolist() == [37 + 300 + 87, 9 + 300 + 96]
 
 
 def test_bad_args_fail_framework_construction() -> None:

@@ -165,7 +165,10 @@ def test_args() -> None:
             },
             'PodTopologySpread: defaultConstraints[1]: Duplicate value: "{zone, DoNotSchedule}"',
         ),
-        ({"bogus": 1}, 'PodTopologySpread: unknown field "bogus"'),
+        (
+            {"bogus": 1},
+            'decoding args for plugin PodTopologySpread: strict decoding error: unknown field "bogus"',
+        ),
     ],
 )
 def test_bad_args(args: dict[str, Any], message: str) -> None:

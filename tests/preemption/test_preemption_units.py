@@ -125,7 +125,10 @@ def test_args(args: dict[str, Any], expected: DefaultPreemptionArgs) -> None:
             {"reservePreemptedResources": "yes"},
             'DefaultPreemption: reservePreemptedResources: Invalid value: "yes": must be a boolean',
         ),
-        ({"minCandidates": 1}, 'DefaultPreemption: unknown field "minCandidates"'),
+        (
+            {"minCandidates": 1},
+            'decoding args for plugin DefaultPreemption: strict decoding error: unknown field "minCandidates"',
+        ),
     ],
 )
 def test_bad_args(args: dict[str, Any], message: str) -> None:

@@ -117,21 +117,47 @@ def test_a_failed_background_binding_is_forgotten_and_retried() -> None:
     store.create(make_node("n1").obj())
     pod = store.create(make_pod("p").req(cpu="1").obj())
     plane: ControlPlane[_QueuedBindings] = ControlPlane(store, clock, kubelet=False, controllers=())
+    binding = plane.scheduler.binding
+    binding.deferred = True  # as berth run's, over a store binding in the background
+    stats = plane.scheduler.stats
     plane.replay()
     plane.run_until_idle()
+    uid = pod["metadata"]["uid"]
     assert store.bindings == [("p", "n1")]
-    assert plane.scheduler.cache.is_assumed(pod["metadata"]["uid"])
-    plane.binding_failed("default", "p", pod["metadata"]["uid"], "etcd is down")
+    assert plane.scheduler.cache.is_assumed(uid)
+    assert (list(binding.in_flight), stats.scheduled, _reasons(store)) == ([uid], 0, [])  # not yet decided
+    plane.binding_failed("default", "p", uid, "etcd is down")
+    # the failed Bind's path: forgotten, PodScheduled=False (an error), queued again with backoff
+    assert not plane.scheduler.cache.is_assumed(uid)
+    assert (binding.in_flight, stats.errors, stats.scheduled) == ({}, 1, 0)
+    plane.events.flush()
+    (condition,) = store.get(("", "Pod"), "default", "p")["status"]["conditions"]
+    assert (condition["status"], condition["reason"], condition["message"]) == (
+        "False",
+        "SchedulerError",
+        "Binding rejected: etcd is down",
+    )
     plane.run_until_idle()
-    assert store.bindings == [("p", "n1"), ("p", "n1")]  # forgotten, queued and scheduled again
-    events = [e for e in store.list(("", "Event"), "default")[0] if e["reason"] == "FailedScheduling"]
-    assert [(e["type"], e["message"], e["source"]["component"]) for e in events] == [
-        ("Warning", "Binding rejected: etcd is down", "default-scheduler")
+    assert store.bindings == [("p", "n1")]  # backing off
+    clock.run(until=clock.now() + 2.5)  # its backoff runs out
+    plane.run_until_idle()
+    assert store.bindings == [("p", "n1"), ("p", "n1")]  # scheduled again after its backoff
+    plane.binding_succeeded("default", "p", uid, "n1")
+    plane.run_until_idle()
+    assert (binding.in_flight, stats.scheduled) == ({}, 1)
+    events = [e for e in store.list(("", "Event"), "default")[0] if e["reason"] != "Scheduled"]
+    assert [(e["type"], e["reason"], e["message"], e["source"]["component"]) for e in events] == [
+        ("Warning", "FailedScheduling", "Binding rejected: etcd is down", "default-scheduler")
     ]
-    # a pod gone (or bound) meanwhile needs nothing
+    assert _reasons(store) == ["FailedScheduling", "Scheduled"]
+    # a pod with no binding in flight (gone, or bound) needs nothing
     plane.binding_failed("default", "nobody", "u0", "gone")
     plane.run_until_idle()
     assert store.bindings == [("p", "n1"), ("p", "n1")]
+
+
+def _reasons(store: MemoryStore) -> list[str]:
+    return sorted(e["reason"] for e in store.list(("", "Event"), "default")[0])
 
 
 def test_the_event_sink_writes_in_order_and_drops_when_full(caplog: pytest.LogCaptureFixture) -> None:

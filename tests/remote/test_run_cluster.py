@@ -238,17 +238,31 @@ def test_a_gang_is_bound_whole_or_not_at_all(cluster: tuple[Served, Run]) -> Non
 
 
 def test_metrics_and_healthz(cluster: tuple[Served, Run]) -> None:
-    _, run = cluster
-    healthz = httpx.get(f"{run.status_url}/healthz", timeout=10)
-    assert (healthz.status_code, healthz.text) == (200, "ok")
-    metrics = httpx.get(f"{run.status_url}/metrics", timeout=10)
+    served, run = cluster
+    assert run.status_url.startswith("https://127.0.0.1:")  # kube-scheduler's secure port: TLS
+    # a certificate made at start, for the listen address (self-signed: not trusted here)
+    with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
+        httpx.get(f"{run.status_url}/healthz", timeout=10)
+    with httpx.Client(verify=False, timeout=10) as c:
+        healthz = c.get(f"{run.status_url}/healthz")
+        assert (healthz.status_code, healthz.text) == (200, "ok")  # open, as kube's always-allowed paths
+        # /metrics: no token, or one the server's TokenReview does not accept, is Unauthorized
+        for headers in ({}, {"Authorization": "Bearer nobody"}):
+            refused = c.get(f"{run.status_url}/metrics", headers=headers)
+            assert (refused.status_code, refused.json()["reason"], refused.json()["message"]) == (
+                401,
+                "Unauthorized",
+                "Unauthorized",
+            )
+        metrics = c.get(f"{run.status_url}/metrics", headers={"Authorization": f"Bearer {served.token}"})
+        missing = c.get(f"{run.status_url}/nothing")
     assert metrics.status_code == 200
     lines = metrics.text.splitlines()
     assert 'scheduler_schedule_attempts_total{profile="default-scheduler",result="scheduled"} ' in "\n".join(
         lines
     )
     assert any(line.startswith("process_cpu_seconds_total ") for line in lines)
-    assert httpx.get(f"{run.status_url}/nothing", timeout=10).status_code == 404
+    assert missing.status_code == 404
 
 
 def test_the_runner_logged_no_api_error(cluster: tuple[Served, Run]) -> None:

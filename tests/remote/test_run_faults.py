@@ -135,9 +135,10 @@ def test_faults_lose_no_pod_and_bind_none_twice(tmp_path: Path, caplog: pytest.L
                     "kind": "Pod",
                     "metadata": {"name": f"p{i:02d}", "namespace": "default"},
                     "spec": {
+                        "schedulerName": "berth-scheduler",
                         "containers": [
                             {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "1"}}}
-                        ]
+                        ],
                     },
                 }
                 for i in range(PODS)

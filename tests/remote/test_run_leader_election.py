@@ -46,9 +46,10 @@ def _pods(served: Served, *names: str) -> list[Obj]:
                 "kind": "Pod",
                 "metadata": {"name": name, "namespace": "default"},
                 "spec": {
+                    "schedulerName": "berth-scheduler",
                     "containers": [
                         {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "100m"}}}
-                    ]
+                    ],
                 },
             }
         )

@@ -1,4 +1,4 @@
-"""Preemption through a real API server: `berth run` (default profile) deletes a lower-priority victim, nominates
+"""Preemption through a real API server: `berth run` (its default profile, `berth-scheduler`) deletes a lower-priority victim, nominates
 the preemptor, and binds it once the victim is gone; a PodDisruptionBudget's pod is not chosen while another
 victim will do."""
 
@@ -32,6 +32,7 @@ def _pod(name: str, cpu: str, priority_class: str, **labels: str) -> Obj:
         "kind": "Pod",
         "metadata": {"name": name, "namespace": "default", "labels": labels},
         "spec": {
+            "schedulerName": "berth-scheduler",
             "priorityClassName": priority_class,
             "terminationGracePeriodSeconds": 0,
             "containers": [{"name": "c", "image": "busybox", "resources": {"requests": {"cpu": cpu}}}],

@@ -1,5 +1,7 @@
 """`berth run` survives its API server going away mid-stream: the watches drop, the reflectors back off and come
-back (resuming, or relisting on 410), and pods created after the restart are bound; none is bound twice."""
+back (resuming, or relisting on 410), and pods created after the restart are bound; none is bound twice. Without
+``--scheduler-config`` it schedules only its own profile's pods (``berth-scheduler``): kube-scheduler's are left
+alone."""
 
 from __future__ import annotations
 
@@ -23,12 +25,15 @@ def _free_port() -> int:
         return port
 
 
-def _pod(name: str) -> Obj:
+def _pod(name: str, scheduler: str = "berth-scheduler") -> Obj:
     return {
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {"name": name, "namespace": "default"},
-        "spec": {"containers": [{"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "1"}}}]},
+        "spec": {
+            "schedulerName": scheduler,
+            "containers": [{"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "1"}}}],
+        },
     }
 
 
@@ -53,13 +58,16 @@ def test_a_restarted_server_is_followed_again(tmp_path: Path) -> None:
     try:
         with running_berth(served, tmp_path / "run.log", "--leader-elect=false") as run:
             run.wait_for("starting the scheduler")
-            served.apply(node, _pod("before"))
-            eventually(lambda: _placement(served) == {"before": "n1"})
+            served.apply(
+                node, _pod("before"), _pod("kubes", "default-scheduler"), _pod("koords", "koord-scheduler")
+            )
+            eventually(lambda: _placement(served) == {"before": "n1", "kubes": "", "koords": ""})
             first.__exit__(None, None, None)  # the server stops: every watch drops
             first = None
             with running(data, "--api-only", *listen, log=tmp_path / "serve2.log") as again:
                 again.apply(_pod("after"))
-                eventually(lambda: _placement(again) == {"before": "n1", "after": "n1"}, seconds=60)
+                expected = {"before": "n1", "after": "n1", "kubes": "", "koords": ""}
+                eventually(lambda: _placement(again) == expected, seconds=60)
                 # the node's CPU: 8 - 1 - 1 = 6 left; a pod too big for what is left stays pending (the replica counted
                 # both pods, the one bound before the restart too)
                 again.apply(
@@ -84,6 +92,18 @@ def test_a_restarted_server_is_followed_again(tmp_path: Path) -> None:
 
                 eventually(refused, seconds=60)
                 assert _placement(again)["big"] == ""
+                # the pods of kube-scheduler and Koordinator: never touched (no condition, no event)
+                with again.client() as c:
+                    pods = {
+                        p["metadata"]["name"]: p
+                        for p in c.get("/api/v1/namespaces/default/pods").json()["items"]
+                    }
+                    events = c.get("/api/v1/namespaces/default/events").json()["items"]
+                assert [(pods[n].get("status") or {}).get("conditions") for n in ("kubes", "koords")] == [
+                    None,
+                    None,
+                ]
+                assert {e["involvedObject"]["name"] for e in events} == {"before", "after", "big"}
             assert "Traceback" not in run.text()
     finally:
         if first is not None:

@@ -134,10 +134,12 @@ PREEMPTION_PART = " preemption: "
 
 
 def pod_message(sim: Simulation, name: str) -> str | None:
-    """The filtering part of a pending pod's PodScheduled=False message (None when there is none).
+    """A pending pod's PodScheduled=False message up to DefaultPreemption's part (None when there is none):
+    the filters' reasons and the Reservation PostFilter's "Reservation(s) ..." reasons, ended by a period.
 
-    DefaultPreemption appends its own "preemption: ..." text (tested in tests/preemption); these tests are
-    about what the filters say, so that part is checked only for being kube's no-victims wording.
+    DefaultPreemption appends its own "preemption: ..." text after the Reservation reasons (tested in
+    tests/preemption); these tests are about what the filters and reservations say, so that part is checked
+    only for being kube's no-victims wording.
     """
     for c in get(sim, "Pod", name).get("status", {}).get("conditions") or []:
         if c["type"] == "PodScheduled" and c["status"] == "False":
@@ -148,6 +150,8 @@ def pod_message(sim: Simulation, name: str) -> str | None:
                 assert "No preemption victims found for incoming pod" in preemption or (
                     "Preemption is not helpful for scheduling" in preemption
                 ), message
+            if fit.endswith(","):  # the Reservation reasons and preemption's are one PostFilter message
+                fit = fit[:-1] + "."
             return fit
     return None
 

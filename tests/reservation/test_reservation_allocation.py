@@ -160,6 +160,10 @@ def test_reserved_host_port_is_free_for_the_owner() -> None:
 # node-1: 4 cpu, 8Gi. r: 2 cpu, 2Gi, allocateOnce false. "filler" (non-owner, 2 cpu) fills the unreserved cpu
 # when the case asks for it.
 
+# Koordinator's PostFilter reasons for one owner-matched reservation on a node whose filters said "Insufficient cpu"
+BY_NODE_CPU = "1 Reservation(s) for node reason that Insufficient cpu, 1 Reservation(s) matched owner total."
+OWNER_TOTAL = "1 Reservation(s) matched owner total."
+
 FIT_CASES: list[tuple[str, str | None, PodBuilder, bool, tuple[str | None, str | None, str | None]]] = [
     ("default-inside", None, make_pod("p").req(cpu="1", memory="1Gi"), False, ("node-1", "r", None)),
     (
@@ -174,7 +178,7 @@ FIT_CASES: list[tuple[str, str | None, PodBuilder, bool, tuple[str | None, str |
         None,
         make_pod("p").req(cpu="5", memory="1Gi"),
         False,
-        (None, None, "0/1 nodes are available: 1 Insufficient cpu."),
+        (None, None, "0/1 nodes are available: 1 Insufficient cpu. " + BY_NODE_CPU),
     ),
     ("aligned-inside", "Aligned", make_pod("p").req(cpu="2", memory="1Gi"), False, ("node-1", "r", None)),
     (
@@ -189,14 +193,14 @@ FIT_CASES: list[tuple[str, str | None, PodBuilder, bool, tuple[str | None, str |
         "Aligned",
         make_pod("p").req(cpu="3", memory="1Gi"),
         True,
-        (None, None, "0/1 nodes are available: 1 Insufficient cpu."),
+        (None, None, "0/1 nodes are available: 1 Insufficient cpu. " + BY_NODE_CPU),
     ),
     (
         "aligned-node-full-affinity",
         "Aligned",
         make_pod("p").req(cpu="3", memory="1Gi").reservation_affinity({"reservationSelector": {"pool": "x"}}),
         True,
-        (None, None, "0/1 nodes are available: 1 Insufficient cpu."),
+        (None, None, "0/1 nodes are available: 1 Insufficient cpu. " + BY_NODE_CPU),
     ),
     (
         "restricted-inside",
@@ -210,14 +214,14 @@ FIT_CASES: list[tuple[str, str | None, PodBuilder, bool, tuple[str | None, str |
         "Restricted",
         make_pod("p").req(cpu="3", memory="1Gi").reservation_affinity({"reservationSelector": {"pool": "x"}}),
         False,
-        (None, None, "0/1 nodes are available: 1 Reservation(s) Insufficient cpu."),
+        (None, None, "0/1 nodes are available: 1 Reservation(s) Insufficient cpu. " + OWNER_TOTAL),
     ),
     (
         "restricted-memory-affinity",
         "Restricted",
         make_pod("p").req(cpu="1", memory="3Gi").reservation_affinity({"reservationSelector": {"pool": "x"}}),
         False,
-        (None, None, "0/1 nodes are available: 1 Reservation(s) Insufficient memory."),
+        (None, None, "0/1 nodes are available: 1 Reservation(s) Insufficient memory. " + OWNER_TOTAL),
     ),
     (
         "restricted-cpu-affinity-by-name",
@@ -227,7 +231,8 @@ FIT_CASES: list[tuple[str, str | None, PodBuilder, bool, tuple[str | None, str |
         (
             None,
             None,
-            "0/1 nodes are available: 1 Reservation(s) Insufficient cpu, requested: 3000, used: 0, capacity: 2000.",
+            "0/1 nodes are available: 1 Reservation(s) Insufficient cpu, requested: 3000, used: 0, capacity: 2000. "
+            "1 Reservation(s) exactly matches the requested reservation name, 1 Reservation(s) matched owner total.",
         ),
     ),
     (
@@ -235,7 +240,7 @@ FIT_CASES: list[tuple[str, str | None, PodBuilder, bool, tuple[str | None, str |
         "Restricted",
         make_pod("p").req(cpu="3", memory="1Gi").reservation_affinity({"reservationSelector": {"pool": "x"}}),
         True,
-        (None, None, "0/1 nodes are available: 1 Insufficient cpu."),
+        (None, None, "0/1 nodes are available: 1 Insufficient cpu. " + BY_NODE_CPU),
     ),
     # without affinity the pod may use the unreserved 2 cpu only, never the reserved part
     (
@@ -250,7 +255,7 @@ FIT_CASES: list[tuple[str, str | None, PodBuilder, bool, tuple[str | None, str |
         "Restricted",
         make_pod("p").req(cpu="3", memory="1Gi"),
         False,
-        (None, None, "0/1 nodes are available: 1 Insufficient cpu."),
+        (None, None, "0/1 nodes are available: 1 Insufficient cpu. " + BY_NODE_CPU),
     ),
 ]
 
@@ -315,7 +320,8 @@ def test_aligned_never_takes_from_two_reservations() -> None:
     assert (*placement(sim, "p"), pod_message(sim, "p")) == (
         None,
         None,
-        "0/1 nodes are available: 1 Insufficient cpu.",
+        "0/1 nodes are available: 1 Insufficient cpu. "
+        "2 Reservation(s) for node reason that Insufficient cpu, 2 Reservation(s) matched owner total.",
     )
 
 
@@ -476,7 +482,7 @@ def test_allocate_once_false_serves_many_owners() -> None:
     for n in ("o1", "o2", "o3"):
         assert placement(sim, n) == ("node-1", "r")
     assert placement(sim, "o4") == (None, None)
-    assert pod_message(sim, "o4") == "0/1 nodes are available: 1 Insufficient cpu."
+    assert pod_message(sim, "o4") == "0/1 nodes are available: 1 Insufficient cpu. " + BY_NODE_CPU
     st = rsv_status(sim, "r")
     assert (st["phase"], st["allocated"], len(st["currentOwners"])) == (
         "Available",

@@ -18,9 +18,20 @@ FITS = ("node-1", "r", None)
 NO_CPU = (None, None, "0/1 nodes are available: 1 Insufficient cpu.")
 NO_AFFINITY = (None, None, "0/1 nodes are available: node(s) no reservations match reservation affinity.")
 
+
+def refused(
+    base: tuple[str | None, str | None, str | None], why: str, owners: int = 1
+) -> tuple[str | None, str | None, str | None]:
+    """``base`` with Koordinator's PostFilter reasons for an owner-matched reservation refused because ``why``."""
+    parts = ([f"1 Reservation(s) {why}"] if why else []) + [f"{owners} Reservation(s) matched owner total."]
+    return (base[0], base[1], f"{base[2]} " + ", ".join(parts))
+
+
 # the pods' controller is of a kind Berth does not serve: the garbage collector cannot verify that it exists and
 # leaves the pods be (a ReplicaSet that does not exist would have them collected, as in kube)
-RS = {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "rs-1", "uid": "uid-rs-1"}
+RS = {"apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout", "name": "rs-1", "uid": "uid-rs-1"}
+
+ROLLOUT = "argoproj.io/v1alpha1"
 
 LABEL_A = [{"labelSelector": {"matchLabels": {"app": "a"}}}]
 TAINT = {"key": "dedicated", "value": "x", "effect": "NoSchedule"}
@@ -55,37 +66,37 @@ CASES: list[tuple[str, dict[str, Any], PodBuilder, tuple[str | None, str | None,
     (
         "controller",
         {"owners": [{"controller": dict(RS)}]},
-        make_pod("p").owner("StatefulSet", "rs-1", "uid-rs-1"),
+        make_pod("p").owner("Rollout", "rs-1", "uid-rs-1", api_version=ROLLOUT),
         FITS,
     ),
     (
         "controller-not-controller-ref",
         {"owners": [{"controller": {**RS, "controller": True}}]},
-        make_pod("p").owner("StatefulSet", "rs-1", "uid-rs-1", controller=None),
+        make_pod("p").owner("Rollout", "rs-1", "uid-rs-1", api_version=ROLLOUT, controller=None),
         NO_CPU,
     ),
     (
         "controller-flag-false-matches-false",
         {"owners": [{"controller": {**RS, "controller": False}}]},
-        make_pod("p").owner("StatefulSet", "rs-1", "uid-rs-1", controller=False),
+        make_pod("p").owner("Rollout", "rs-1", "uid-rs-1", api_version=ROLLOUT, controller=False),
         FITS,
     ),
     (
         "controller-other-name",
         {"owners": [{"controller": {**RS, "name": "rs-2"}}]},
-        make_pod("p").owner("StatefulSet", "rs-1", "uid-rs-1"),
+        make_pod("p").owner("Rollout", "rs-1", "uid-rs-1", api_version=ROLLOUT),
         NO_CPU,
     ),
     (
         "controller-namespace",
         {"owners": [{"controller": {**RS, "namespace": "default"}}]},
-        make_pod("p").owner("StatefulSet", "rs-1", "uid-rs-1", controller=None),
+        make_pod("p").owner("Rollout", "rs-1", "uid-rs-1", api_version=ROLLOUT, controller=None),
         FITS,
     ),
     (
         "controller-other-namespace",
         {"owners": [{"controller": {**RS, "namespace": "prod"}}]},
-        make_pod("p").owner("StatefulSet", "rs-1", "uid-rs-1", controller=None),
+        make_pod("p").owner("Rollout", "rs-1", "uid-rs-1", api_version=ROLLOUT, controller=None),
         NO_CPU,
     ),
     ("controller-pod-without-owner", {"owners": [{"controller": dict(RS)}]}, make_pod("p"), NO_CPU),
@@ -139,7 +150,12 @@ CASES: list[tuple[str, dict[str, Any], PodBuilder, tuple[str | None, str | None,
         FITS,
     ),
     # --- taints ---
-    ("taint-untolerated", {"owners": LABEL_A, "taints": [TAINT]}, make_pod("p").label(app="a"), NO_CPU),
+    (
+        "taint-untolerated",
+        {"owners": LABEL_A, "taints": [TAINT]},
+        make_pod("p").label(app="a"),
+        refused(NO_CPU, "had untolerated taint {dedicated: x}"),
+    ),
     (
         "taint-pod-toleration",
         {"owners": LABEL_A, "taints": [TAINT]},
@@ -162,7 +178,7 @@ CASES: list[tuple[str, dict[str, Any], PodBuilder, tuple[str | None, str | None,
         "taint-noexecute",
         {"owners": LABEL_A, "taints": [{"key": "k", "effect": "NoExecute"}]},
         make_pod("p").label(app="a"),
-        NO_CPU,
+        refused(NO_CPU, "had untolerated taint {k: }"),
     ),
     (
         "taint-prefer-no-schedule-ignored",
@@ -174,15 +190,20 @@ CASES: list[tuple[str, dict[str, Any], PodBuilder, tuple[str | None, str | None,
         "taint-wrong-value",
         {"owners": LABEL_A, "taints": [TAINT]},
         make_pod("p").label(app="a").tolerations({**TOLERATE, "value": "y"}),
-        NO_CPU,
+        refused(NO_CPU, "had untolerated taint {dedicated: x}"),
     ),
     # --- unschedulable ---
-    ("unschedulable", {"owners": LABEL_A, "unschedulable": True}, make_pod("p").label(app="a"), NO_CPU),
+    (
+        "unschedulable",
+        {"owners": LABEL_A, "unschedulable": True},
+        make_pod("p").label(app="a"),
+        refused(NO_CPU, "is unschedulable"),
+    ),
     (
         "unschedulable-with-affinity",
         {"owners": LABEL_A, "unschedulable": True},
         make_pod("p").label(app="a").reservation_affinity({}),
-        NO_AFFINITY,
+        refused(NO_AFFINITY, "is unschedulable"),
     ),
     ("schedulable-false", {"owners": LABEL_A, "unschedulable": False}, make_pod("p").label(app="a"), FITS),
     # --- ignored label ---
@@ -199,13 +220,13 @@ CASES: list[tuple[str, dict[str, Any], PodBuilder, tuple[str | None, str | None,
         "exact-cpu-differs",
         {"owners": LABEL_A},
         make_pod("p").label(app="a").annotate({EXACT: json.dumps({"resourceNames": ["cpu"]})}),
-        NO_CPU,
+        refused(NO_CPU, "is not exact matched"),
     ),
     (
         "exact-second-name-differs",
         {"owners": LABEL_A, "memory": "1Gi"},
         make_pod("p").label(app="a").annotate({EXACT: json.dumps({"resourceNames": ["memory", "cpu"]})}),
-        NO_CPU,
+        refused(NO_CPU, "is not exact matched"),
     ),
     (
         "exact-memory-only",
@@ -238,13 +259,13 @@ CASES: list[tuple[str, dict[str, Any], PodBuilder, tuple[str | None, str | None,
         "affinity-other-name",
         {"owners": LABEL_A},
         make_pod("p").label(app="a").reservation_affinity({"name": "s"}),
-        NO_AFFINITY,
+        refused(NO_AFFINITY, "didn't match the requested reservation name"),
     ),
     (
         "affinity-name-not-owner",
         {"owners": LABEL_A},
         make_pod("p").label(app="b").reservation_affinity({"name": "r"}),
-        NO_AFFINITY,
+        refused(NO_AFFINITY, "", owners=0),
     ),
     (
         "affinity-selector",
@@ -256,7 +277,7 @@ CASES: list[tuple[str, dict[str, Any], PodBuilder, tuple[str | None, str | None,
         "affinity-selector-other",
         {"owners": LABEL_A, "labels": {"pool": "x"}},
         make_pod("p").label(app="a").reservation_affinity({"reservationSelector": {"pool": "y"}}),
-        NO_AFFINITY,
+        refused(NO_AFFINITY, "didn't match affinity rules"),
     ),
     (
         "affinity-terms-node-label",
@@ -272,7 +293,7 @@ CASES: list[tuple[str, dict[str, Any], PodBuilder, tuple[str | None, str | None,
         make_pod("p")
         .label(app="a")
         .reservation_affinity(_required({"matchExpressions": [expr("zone", "In", "z1")]})),
-        NO_AFFINITY,
+        refused(NO_AFFINITY, "didn't match affinity rules"),
     ),
     (
         "affinity-terms-match-fields-name",
@@ -354,6 +375,9 @@ def test_unschedulable_keeps_existing_owners() -> None:
     )
     assert placement(sim, "first") == ("node-1", "r")
     assert placement(sim, "second") == (None, None)
-    assert pod_message(sim, "second") == "0/1 nodes are available: 1 Insufficient cpu."
+    assert pod_message(sim, "second") == (
+        "0/1 nodes are available: 1 Insufficient cpu. "
+        "1 Reservation(s) is unschedulable, 1 Reservation(s) matched owner total."
+    )
     st = rsv_status(sim, "r")
     assert (st["phase"], st["allocated"]) == ("Available", {"cpu": "1", "memory": "512Mi"})

@@ -165,7 +165,10 @@ def test_ignored_resources_reach_node_resources_fit_in_every_profile() -> None:
             [{"urlPrefix": URL, "httpTimeout": 5}],
             'extenders[0].httpTimeout: Invalid value: 5: must be a duration such as "5s"',
         ),
-        ([{"urlPrefix": URL, "filterverb": "f"}], 'extenders[0]: unknown field "filterverb"'),
+        (
+            [{"urlPrefix": URL, "filterverb": "f"}],
+            'strict decoding error: unknown field "extenders[0].filterverb" (did you mean "filterVerb"?)',
+        ),
         (
             [{"urlPrefix": URL, "ignorable": "yes"}],
             'extenders[0].ignorable: Invalid value: "yes": must be a boolean',

@@ -141,7 +141,10 @@ def test_plugin_args_strip_type_meta() -> None:
             cfg({"filter": {"enabled": [{"weight": 1}]}}),
             "profiles[0].plugins.filter.enabled[0].name: Required value",
         ),
-        (cfg({"sorting": {}}), 'profiles[0].plugins.sorting: Unsupported value: "sorting"'),
+        (
+            cfg({"sorting": {}}),
+            'strict decoding error: unknown field "profiles[0].plugins.sorting"',
+        ),
         (
             {
                 "apiVersion": "kubescheduler.config.k8s.io/v1",

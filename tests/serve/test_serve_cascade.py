@@ -147,7 +147,12 @@ def test_a_pod_whose_owner_does_not_exist_is_collected(server: Served) -> None:
         return obj
 
     missing = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "nowhere", "uid": "0000-missing"}
-    job = {"apiVersion": "batch/v1", "kind": "Job", "name": "j", "uid": "0000-job"}
+    job = {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "TFJob",
+        "name": "j",
+        "uid": "0000-job",
+    }  # a kind not served
     server.apply(pod("dangling", missing), pod("unverifiable", job))
     eventually(
         lambda: [p["metadata"]["name"] for p in _items(server, "pods", "dangling")] == ["unverifiable"],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -27,6 +28,33 @@ def _gv(group: str, version: str) -> dict[str, str]:
     return {"groupVersion": gv, "version": version}
 
 
+def _only(doc: dict[str, Any] | None, names: set[str], key: str = "name") -> dict[str, Any]:
+    """`doc` with only the resources (and their subresources) named in `names`."""
+    assert doc is not None
+    return {**doc, "resources": [r for r in doc["resources"] if r[key].split("/")[0] in names]}
+
+
+NAMED_GROUPS = (
+    ("apps", "v1"),
+    ("events.k8s.io", "v1"),
+    ("autoscaling", "v2"),
+    ("batch", "v1"),
+    ("networking.k8s.io", "v1"),
+    ("policy", "v1"),
+    ("rbac.authorization.k8s.io", "v1"),
+    ("storage.k8s.io", "v1"),
+    ("admissionregistration.k8s.io", "v1"),
+    ("scheduling.k8s.io", "v1"),
+    ("coordination.k8s.io", "v1"),
+    ("node.k8s.io", "v1"),
+    ("discovery.k8s.io", "v1"),
+    ("scheduling.koordinator.sh", "v1alpha1"),
+    ("scheduling.x-k8s.io", "v1alpha1"),
+    ("scheduling.sigs.k8s.io", "v1alpha1"),
+)
+"""The named groups served: kube-apiserver's in its priority order, then the CRD groups."""
+
+
 def test_api_versions() -> None:
     assert discovery.api_versions() == {
         "kind": "APIVersions",
@@ -39,15 +67,7 @@ def test_api_versions() -> None:
 
 
 def test_api_group_list_in_priority_order() -> None:
-    groups = [
-        ("apps", "v1"),
-        ("policy", "v1"),
-        ("scheduling.k8s.io", "v1"),
-        ("coordination.k8s.io", "v1"),
-        ("scheduling.koordinator.sh", "v1alpha1"),
-        ("scheduling.x-k8s.io", "v1alpha1"),
-        ("scheduling.sigs.k8s.io", "v1alpha1"),
-    ]
+    groups = NAMED_GROUPS
     assert discovery.api_group_list() == {
         "kind": "APIGroupList",
         "apiVersion": "v1",
@@ -63,7 +83,7 @@ def test_api_group() -> None:
         "versions": [_gv("policy", "v1")],
         "preferredVersion": _gv("policy", "v1"),
     }
-    assert discovery.api_group("batch") is None
+    assert discovery.api_group("certificates.k8s.io") is None
     assert discovery.api_group("berth.dev") is None  # berth simulate's Scenario is an input format
     assert discovery.api_group("") is None
 
@@ -92,7 +112,7 @@ def test_core_resource_list() -> None:
         }
 
     # the storage version hashes are kube-apiserver's own
-    assert discovery.resource_list("", "v1") == {
+    assert _only(discovery.resource_list("", "v1"), {"events", "namespaces", "nodes", "pods"}) == {
         "kind": "APIResourceList",
         "groupVersion": "v1",
         "resources": [
@@ -111,7 +131,7 @@ def test_core_resource_list() -> None:
 
 def test_apps_resource_list() -> None:
     scale = {"group": "autoscaling", "version": "v1", "kind": "Scale"}
-    assert discovery.resource_list("apps", "v1") == {
+    assert _only(discovery.resource_list("apps", "v1"), {"deployments", "replicasets"}) == {
         "kind": "APIResourceList",
         "apiVersion": "v1",
         "groupVersion": "apps/v1",
@@ -166,6 +186,51 @@ def test_apps_resource_list() -> None:
             },
         ],
     }
+
+
+def test_the_other_builtin_kinds_as_kube_apiserver_lists_them() -> None:
+    core = discovery.resource_list("", "v1")
+    assert core is not None
+    by_name = {r["name"]: r for r in core["resources"]}
+    assert by_name["services"] == {
+        "name": "services",
+        "singularName": "service",
+        "namespaced": True,
+        "kind": "Service",
+        "verbs": ALL_VERBS,
+        "shortNames": ["svc"],
+        "categories": ["all"],
+        "storageVersionHash": "0/CO1lhkEBI=",
+    }
+    assert (by_name["configmaps"]["shortNames"], by_name["configmaps"]["storageVersionHash"]) == (
+        ["cm"],
+        "qFsyl6wFWjQ=",
+    )
+    assert "configmaps/status" not in by_name and "services/status" in by_name
+    assert by_name["persistentvolumes"]["namespaced"] is False
+    apps = discovery.resource_list("apps", "v1")
+    assert apps is not None
+    names = [r["name"] for r in apps["resources"]]
+    assert names == [
+        "controllerrevisions",
+        "daemonsets",
+        "daemonsets/status",
+        "deployments",
+        "deployments/scale",
+        "deployments/status",
+        "replicasets",
+        "replicasets/scale",
+        "replicasets/status",
+        "statefulsets",
+        "statefulsets/scale",
+        "statefulsets/status",
+    ]
+    sts = next(r for r in apps["resources"] if r["name"] == "statefulsets")
+    assert (sts["shortNames"], sts["categories"], sts["storageVersionHash"]) == (
+        ["sts"],
+        ["all"],
+        "H+vl74LkKdo=",
+    )
 
 
 def test_crd_resource_list_as_apiextensions_serves_it() -> None:
@@ -252,7 +317,12 @@ def test_aggregated_core_group() -> None:
     def with_status(kind: str) -> list[dict[str, Any]]:
         return [{"subresource": "status", "responseKind": _rk("", "", kind), "verbs": SUB_VERBS}]
 
-    assert discovery.aggregated("/api", "v2") == {
+    doc = copy.deepcopy(discovery.aggregated("/api", "v2"))  # the document is cached: change a copy
+    core = doc["items"][0]["versions"][0]
+    core["resources"] = [
+        r for r in core["resources"] if r["resource"] in ("events", "namespaces", "nodes", "pods")
+    ]
+    assert doc == {
         "kind": "APIGroupDiscoveryList",
         "apiVersion": "apidiscovery.k8s.io/v2",
         "metadata": {},
@@ -298,19 +368,10 @@ def test_aggregated_core_group() -> None:
 def test_aggregated_named_groups() -> None:
     doc = discovery.aggregated("/apis", "v2")
     assert [i["metadata"] for i in doc["items"]] == [
-        {"name": g, "creationTimestamp": None}
-        for g in (
-            "apps",
-            "policy",
-            "scheduling.k8s.io",
-            "coordination.k8s.io",
-            "scheduling.koordinator.sh",
-            "scheduling.x-k8s.io",
-            "scheduling.sigs.k8s.io",
-        )
+        {"name": g, "creationTimestamp": None} for g, _ in NAMED_GROUPS
     ]
     by_group = {i["metadata"]["name"]: i["versions"] for i in doc["items"]}
-    deployments = by_group["apps"][0]["resources"][0]
+    deployments = next(r for r in by_group["apps"][0]["resources"] if r["resource"] == "deployments")
     assert deployments == {
         "resource": "deployments",
         "responseKind": _rk("", "", "Deployment"),

@@ -134,27 +134,67 @@ NAMESPACE   NAME   PHASE     MINMEMBER   RUNNING   SUCCEEDED   FAILED   AGE
 ml          gang   Running   2           2                              5m30s
 """,
     ("api-resources",): """
-NAME                   SHORTNAMES   APIVERSION                           NAMESPACED   KIND
-events                 ev           v1                                   true         Event
-namespaces             ns           v1                                   false        Namespace
-nodes                  no           v1                                   false        Node
-pods                   po           v1                                   true         Pod
-deployments            deploy       apps/v1                              true         Deployment
-replicasets            rs           apps/v1                              true         ReplicaSet
-leases                              coordination.k8s.io/v1               true         Lease
-poddisruptionbudgets   pdb          policy/v1                            true         PodDisruptionBudget
-priorityclasses        pc           scheduling.k8s.io/v1                 false        PriorityClass
-podmigrationjobs       pmj          scheduling.koordinator.sh/v1alpha1   false        PodMigrationJob
-reservations                        scheduling.koordinator.sh/v1alpha1   false        Reservation
-elasticquotas          eq,eqs       scheduling.sigs.k8s.io/v1alpha1      true         ElasticQuota
-podgroups              pg,pgs       scheduling.sigs.k8s.io/v1alpha1      true         PodGroup
-elasticquotas          eq,eqs       scheduling.x-k8s.io/v1alpha1         true         ElasticQuota
-podgroups              pg,pgs       scheduling.x-k8s.io/v1alpha1         true         PodGroup
+NAME                              SHORTNAMES   APIVERSION                           NAMESPACED   KIND
+configmaps                        cm           v1                                   true         ConfigMap
+endpoints                         ep           v1                                   true         Endpoints
+events                            ev           v1                                   true         Event
+limitranges                       limits       v1                                   true         LimitRange
+namespaces                        ns           v1                                   false        Namespace
+nodes                             no           v1                                   false        Node
+persistentvolumeclaims            pvc          v1                                   true         PersistentVolumeClaim
+persistentvolumes                 pv           v1                                   false        PersistentVolume
+pods                              po           v1                                   true         Pod
+podtemplates                                   v1                                   true         PodTemplate
+replicationcontrollers            rc           v1                                   true         ReplicationController
+resourcequotas                    quota        v1                                   true         ResourceQuota
+secrets                                        v1                                   true         Secret
+serviceaccounts                   sa           v1                                   true         ServiceAccount
+services                          svc          v1                                   true         Service
+mutatingwebhookconfigurations                  admissionregistration.k8s.io/v1      false        MutatingWebhookConfiguration
+validatingwebhookconfigurations                admissionregistration.k8s.io/v1      false        ValidatingWebhookConfiguration
+controllerrevisions                            apps/v1                              true         ControllerRevision
+daemonsets                        ds           apps/v1                              true         DaemonSet
+deployments                       deploy       apps/v1                              true         Deployment
+replicasets                       rs           apps/v1                              true         ReplicaSet
+statefulsets                      sts          apps/v1                              true         StatefulSet
+horizontalpodautoscalers          hpa          autoscaling/v2                       true         HorizontalPodAutoscaler
+cronjobs                          cj           batch/v1                             true         CronJob
+jobs                                           batch/v1                             true         Job
+leases                                         coordination.k8s.io/v1               true         Lease
+endpointslices                                 discovery.k8s.io/v1                  true         EndpointSlice
+events                            ev           events.k8s.io/v1                     true         Event
+ingressclasses                                 networking.k8s.io/v1                 false        IngressClass
+ingresses                         ing          networking.k8s.io/v1                 true         Ingress
+networkpolicies                   netpol       networking.k8s.io/v1                 true         NetworkPolicy
+runtimeclasses                                 node.k8s.io/v1                       false        RuntimeClass
+poddisruptionbudgets              pdb          policy/v1                            true         PodDisruptionBudget
+clusterrolebindings                            rbac.authorization.k8s.io/v1         false        ClusterRoleBinding
+clusterroles                                   rbac.authorization.k8s.io/v1         false        ClusterRole
+rolebindings                                   rbac.authorization.k8s.io/v1         true         RoleBinding
+roles                                          rbac.authorization.k8s.io/v1         true         Role
+priorityclasses                   pc           scheduling.k8s.io/v1                 false        PriorityClass
+podmigrationjobs                  pmj          scheduling.koordinator.sh/v1alpha1   false        PodMigrationJob
+reservations                                   scheduling.koordinator.sh/v1alpha1   false        Reservation
+elasticquotas                     eq,eqs       scheduling.sigs.k8s.io/v1alpha1      true         ElasticQuota
+podgroups                         pg,pgs       scheduling.sigs.k8s.io/v1alpha1      true         PodGroup
+elasticquotas                     eq,eqs       scheduling.x-k8s.io/v1alpha1         true         ElasticQuota
+podgroups                         pg,pgs       scheduling.x-k8s.io/v1alpha1         true         PodGroup
+csidrivers                                     storage.k8s.io/v1                    false        CSIDriver
+csinodes                                       storage.k8s.io/v1                    false        CSINode
+storageclasses                    sc           storage.k8s.io/v1                    false        StorageClass
+volumeattachments                              storage.k8s.io/v1                    false        VolumeAttachment
 """,
     ("api-resources", "--categories", "all", "-o", "name"): """
 pods
+replicationcontrollers
+services
+daemonsets.apps
 deployments.apps
 replicasets.apps
+statefulsets.apps
+horizontalpodautoscalers.autoscaling
+cronjobs.batch
+jobs.batch
 """,
 }
 

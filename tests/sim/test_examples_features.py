@@ -39,8 +39,13 @@ BATCH_AFTER_DRAIN = (
     "0/3 nodes are available: 1 node(s) were unschedulable, 2 Insufficient cpu. preemption: 0/3 nodes are "
     "available: 1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod."
 )
+DRAIN_TIMEOUT_ERROR = (
+    'error when evicting pods/"web-5d9b449ddb-zx5kv" -n "default": global timeout reached: 3m0s'
+)
 DRAIN_TIMEOUT = (
-    'at 240s: error: unable to drain node "node-1" due to error: drain did not complete within 3m0s, '
+    f'at 240s: There are pending pods in node "node-1" when an error occurred: {DRAIN_TIMEOUT_ERROR}\n'
+    "pod/web-5d9b449ddb-zx5kv (blocked: The disruption budget web-pdb allows 1 disruptions per 1h)\n"
+    f'at 240s: error: unable to drain node "node-1" due to error: {DRAIN_TIMEOUT_ERROR}, '
     "continuing command...\n"
 )
 

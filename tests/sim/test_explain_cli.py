@@ -97,7 +97,7 @@ def test_explain_json_of_an_unschedulable_pod(tmp_path: Path) -> None:
     run = _run(tmp_path, "--pod", "big", "--attempt", "1", "-o", "json")
     assert run.exit_code == 0, run.stderr
     (trace,) = json.loads(run.stdout)
-    assert trace["number"] == 1
+    assert trace["attempt"] == 1  # numbered per pod, as the text and --attempt
     assert trace["filter"] == {
         "a": {
             "NodeUnschedulable": "passed",

@@ -359,7 +359,8 @@ def test_second_profile_by_scheduler_name(simulate: Simulate, tmp_path: Path) ->
     assert r.get("Pod", "plain")["spec"].get("nodeName") is None
     assert r.get("Pod", "custom")["spec"]["nodeName"] == "t"
     assert r.get("Pod", "foreign")["spec"].get("nodeName") is None
-    assert r.events("foreign") == []
+    # kube-scheduler says nothing about a pod no profile serves; Berth warns once (NoSchedulerProfile)
+    assert [(e["type"], e["reason"]) for e in r.events("foreign")] == [("Warning", "NoSchedulerProfile")]
 
 
 def test_report_file(simulate: Simulate, tmp_path: Path) -> None:

@@ -46,6 +46,39 @@ BLIND_SAMPLES: dict[tuple[str, str], dict[str, Any]] = {
         "metadata": {"name": "d", "namespace": "default"},
         "spec": {"replicas": 1, "selector": SELECTOR, "template": TEMPLATE},
     },
+    ("apps", "StatefulSet"): {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": "sts", "namespace": "default"},
+        "spec": {"replicas": 1, "serviceName": "sts", "selector": SELECTOR, "template": TEMPLATE},
+    },
+    ("apps", "DaemonSet"): {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": "ds", "namespace": "default"},
+        "spec": {"selector": SELECTOR, "template": TEMPLATE},
+    },
+    ("batch", "Job"): {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "j", "namespace": "default"},
+        "spec": {"template": {"spec": {**TEMPLATE["spec"], "restartPolicy": "Never"}}},
+    },
+    ("batch", "CronJob"): {
+        "apiVersion": "batch/v1",
+        "kind": "CronJob",
+        "metadata": {"name": "cj", "namespace": "default"},
+        "spec": {
+            "schedule": "@hourly",
+            "jobTemplate": {"spec": {"template": {"spec": {**TEMPLATE["spec"], "restartPolicy": "Never"}}}},
+        },
+    },
+    ("", "Service"): {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "svc", "namespace": "default"},
+        "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]},
+    },
     ("policy", "PodDisruptionBudget"): {
         "apiVersion": "policy/v1",
         "kind": "PodDisruptionBudget",

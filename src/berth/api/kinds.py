@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["KindInfo", "UnknownKindError", "all_kinds", "kind_by_plural_or_short", "lookup_kind"]
+__all__ = [
+    "BUILTIN_GROUPS",
+    "KindInfo",
+    "UnknownKindError",
+    "all_kinds",
+    "is_builtin_group",
+    "kind_by_plural_or_short",
+    "lookup_kind",
+]
 
 
 class UnknownKindError(KeyError):
@@ -41,16 +49,97 @@ class KindInfo:
 _X_K8S = "scheduling.x-k8s.io"
 _SIGS_K8S = "scheduling.sigs.k8s.io"
 _KOORD = "scheduling.koordinator.sh"
+_RBAC = "rbac.authorization.k8s.io"
+_ADMISSION = "admissionregistration.k8s.io"
+
+BUILTIN_GROUPS: tuple[str, ...] = (
+    "",
+    "apps",
+    "events.k8s.io",
+    "authentication.k8s.io",
+    "authorization.k8s.io",
+    "autoscaling",
+    "batch",
+    "certificates.k8s.io",
+    "networking.k8s.io",
+    "policy",
+    _RBAC,
+    "storage.k8s.io",
+    _ADMISSION,
+    "apiextensions.k8s.io",
+    "scheduling.k8s.io",
+    "coordination.k8s.io",
+    "node.k8s.io",
+    "discovery.k8s.io",
+    "flowcontrol.apiserver.k8s.io",
+    "resource.k8s.io",
+)
+"""The groups kube-apiserver serves itself, in its discovery priority order (kube-aggregator's
+``apiVersionPriorities``: the core group, then the named groups by descending group priority)."""
+
+
+def is_builtin_group(group: str) -> bool:
+    """Whether `group` is one of kube-apiserver's own groups (not a CRD's)."""
+    return group in BUILTIN_GROUPS
+
 
 _KINDS: tuple[KindInfo, ...] = (
     KindInfo("", "v1", "Pod", "pods", True, ("po",), True),
     KindInfo("", "v1", "Node", "nodes", False, ("no",), True),
     KindInfo("", "v1", "Namespace", "namespaces", False, ("ns",), True),
     KindInfo("", "v1", "Event", "events", True, ("ev",), False),
+    # the same stored Events in the newer shape (berth.server.eventsv1 converts)
+    KindInfo("events.k8s.io", "v1", "Event", "events", True, ("ev",), False),
     KindInfo("scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses", False, ("pc",), False),
     KindInfo("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", True, ("pdb",), True),
     KindInfo("apps", "v1", "ReplicaSet", "replicasets", True, ("rs",), True),
     KindInfo("apps", "v1", "Deployment", "deployments", True, ("deploy",), True),
+    # -- built-in kinds that make pods (StatefulSet, DaemonSet) or feed scheduling (Service) --
+    KindInfo("apps", "v1", "StatefulSet", "statefulsets", True, ("sts",), True),
+    KindInfo("apps", "v1", "DaemonSet", "daemonsets", True, ("ds",), True),
+    KindInfo("batch", "v1", "Job", "jobs", True, (), True),
+    KindInfo("batch", "v1", "CronJob", "cronjobs", True, ("cj",), True),
+    KindInfo("", "v1", "Service", "services", True, ("svc",), True),
+    # -- built-in kinds stored as given (metadata validated; nothing runs them) --
+    KindInfo("", "v1", "ConfigMap", "configmaps", True, ("cm",), False),
+    KindInfo("", "v1", "Secret", "secrets", True, (), False),
+    KindInfo("", "v1", "ServiceAccount", "serviceaccounts", True, ("sa",), False),
+    KindInfo("", "v1", "PersistentVolumeClaim", "persistentvolumeclaims", True, ("pvc",), True),
+    KindInfo("", "v1", "PersistentVolume", "persistentvolumes", False, ("pv",), True),
+    KindInfo("", "v1", "Endpoints", "endpoints", True, ("ep",), False),
+    KindInfo("", "v1", "LimitRange", "limitranges", True, ("limits",), False),
+    KindInfo("", "v1", "ResourceQuota", "resourcequotas", True, ("quota",), True),
+    KindInfo("", "v1", "ReplicationController", "replicationcontrollers", True, ("rc",), True),
+    KindInfo("", "v1", "PodTemplate", "podtemplates", True, (), False),
+    KindInfo("apps", "v1", "ControllerRevision", "controllerrevisions", True, (), False),
+    KindInfo(
+        "autoscaling", "v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers", True, ("hpa",), True
+    ),
+    KindInfo("networking.k8s.io", "v1", "Ingress", "ingresses", True, ("ing",), True),
+    KindInfo("networking.k8s.io", "v1", "IngressClass", "ingressclasses", False, (), False),
+    KindInfo("networking.k8s.io", "v1", "NetworkPolicy", "networkpolicies", True, ("netpol",), False),
+    KindInfo("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices", True, (), False),
+    KindInfo(_RBAC, "v1", "Role", "roles", True, (), False),
+    KindInfo(_RBAC, "v1", "RoleBinding", "rolebindings", True, (), False),
+    KindInfo(_RBAC, "v1", "ClusterRole", "clusterroles", False, (), False),
+    KindInfo(_RBAC, "v1", "ClusterRoleBinding", "clusterrolebindings", False, (), False),
+    KindInfo("storage.k8s.io", "v1", "StorageClass", "storageclasses", False, ("sc",), False),
+    KindInfo("storage.k8s.io", "v1", "CSIDriver", "csidrivers", False, (), False),
+    KindInfo("storage.k8s.io", "v1", "CSINode", "csinodes", False, (), False),
+    KindInfo("storage.k8s.io", "v1", "VolumeAttachment", "volumeattachments", False, (), True),
+    KindInfo("node.k8s.io", "v1", "RuntimeClass", "runtimeclasses", False, (), False),
+    KindInfo(
+        _ADMISSION,
+        "v1",
+        "ValidatingWebhookConfiguration",
+        "validatingwebhookconfigurations",
+        False,
+        (),
+        False,
+    ),
+    KindInfo(
+        _ADMISSION, "v1", "MutatingWebhookConfiguration", "mutatingwebhookconfigurations", False, (), False
+    ),
     KindInfo("coordination.k8s.io", "v1", "Lease", "leases", True, (), False),
     KindInfo(_KOORD, "v1alpha1", "Reservation", "reservations", False, (), True),
     KindInfo(_KOORD, "v1alpha1", "PodMigrationJob", "podmigrationjobs", False, ("pmj",), True),

@@ -12,7 +12,7 @@ import gc
 import json
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +20,7 @@ from typing import Any
 import msgspec
 import yaml
 
+from berth.api import safeyaml
 from berth.api.kinds import UnknownKindError, lookup_kind
 from berth.api.validation import validate_object
 from berth.api.wellknown import DEFAULT_NAMESPACE
@@ -29,6 +30,7 @@ __all__ = [
     "STDIN_PATH",
     "STDIN_SOURCE",
     "Manifest",
+    "ManifestCheck",
     "ManifestError",
     "load_manifests",
     "parse_manifest_text",
@@ -37,8 +39,6 @@ __all__ = [
 MANIFEST_EXTENSIONS = (".yaml", ".yml", ".json")
 STDIN_PATH = "-"
 STDIN_SOURCE = "STDIN"
-
-_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class ManifestError(ValueError):
@@ -55,6 +55,11 @@ class Manifest:
 
     obj: dict[str, Any]
     source: str
+
+
+ManifestCheck = Callable[[Sequence["Manifest"]], None]
+"""A check of every loaded object, run after namespace defaulting and before validation (e.g. strict decoding);
+it raises to refuse the load."""
 
 
 @contextmanager
@@ -98,7 +103,13 @@ def _documents(text: str, path: str) -> list[Any]:
         except json.JSONDecodeError as e:
             raise ManifestError(f"{path}:{e.lineno}: invalid JSON: {e.msg}") from None
     try:
-        return list(yaml.load_all(text, Loader=_Loader))
+        return safeyaml.load_all(text)
+    except safeyaml.YAMLLimitError as e:
+        raise ManifestError(f"{path}: invalid YAML: {e}") from None
+    except RecursionError:
+        raise ManifestError(
+            f"{path}: invalid YAML: yaml: exceeded max depth of {safeyaml.MAX_DEPTH}"
+        ) from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark is not None else path
@@ -156,12 +167,13 @@ def _read(path: str) -> tuple[str, str]:
         raise ManifestError(f"{path}: cannot read: {e}") from None
 
 
-def load_manifests(paths: Sequence[str]) -> list[Manifest]:
+def load_manifests(paths: Sequence[str], *, check: ManifestCheck | None = None) -> list[Manifest]:
     """Load, flatten, namespace-default and validate every object in *paths* (files, directories, or
-    ``-`` for standard input).
+    ``-`` for standard input); `check` sees all the objects before they are validated.
 
-    Raises ManifestError for a missing path or unparsable file, InvalidObjectError (naming the
-    source) for the first invalid object; nothing is returned unless everything is valid.
+    Raises ManifestError for a missing path, an unparsable file or a YAML document over the API server's
+    limits (`berth.api.safeyaml`), whatever `check` raises, InvalidObjectError (naming the source) for the
+    first invalid object; nothing is returned unless everything is valid.
     """
     files: list[str] = []
     if list(paths).count(STDIN_PATH) > 1:
@@ -182,5 +194,8 @@ def load_manifests(paths: Sequence[str]) -> list[Manifest]:
             out.extend(parse_manifest_text(text, source))
         for m in out:
             _default_namespace(m.obj)
+        if check is not None:
+            check(out)
+        for m in out:
             validate_object(m.obj, source=m.source)
     return out

@@ -28,6 +28,7 @@ from typing import Any
 
 from berth.api.checks import schema_type
 from berth.api.errors import BadRequest, RequestEntityTooLarge, StatusError
+from berth.api.kinds import all_kinds, is_builtin_group
 
 __all__ = [
     "APPLY_PATCH",
@@ -788,10 +789,34 @@ _SCHEMAS: dict[tuple[str, str], Schema] = {
     },
     ("scheduling.k8s.io", "PriorityClass"): {"metadata": _OBJECT_META},
     ("coordination.k8s.io", "Lease"): {"metadata": _OBJECT_META},
+    ("apps", "StatefulSet"): {
+        "metadata": _OBJECT_META,
+        "spec": _struct({"template": _POD_TEMPLATE, "updateStrategy": _struct({}, "retainKeys")}),
+        "status": _WORKLOAD_STATUS,
+    },
+    ("apps", "DaemonSet"): {
+        "metadata": _OBJECT_META,
+        "spec": _struct({"template": _POD_TEMPLATE}),
+        "status": _WORKLOAD_STATUS,
+    },
+    ("", "Service"): {
+        "metadata": _OBJECT_META,
+        "spec": _struct({"ports": _merge("port")}),
+        "status": _struct(_CONDITIONS),
+    },
 }
+_STORED_KIND: Schema = {"metadata": _OBJECT_META}
+"""The schema of a built-in kind Berth stores as given: only its metadata's patch tags are Berth's."""
 
 
 def smp_schema(group: str, kind: str) -> Schema | None:
     """The strategic-merge-patch field schema of a built-in kind; None for custom resources (kube refuses
     strategic merge patches for them)."""
-    return _SCHEMAS.get((group, kind))
+    schema = _SCHEMAS.get((group, kind))
+    if (
+        schema is None
+        and is_builtin_group(group)
+        and any(k.group == group and k.kind == kind for k in all_kinds())
+    ):
+        return _STORED_KIND
+    return schema

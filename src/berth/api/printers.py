@@ -24,11 +24,27 @@ from berth.api.timestamps import parse_time
 
 __all__ = [
     "AGE",
+    "CM_DATA",
     "CONTAINERS",
+    "CRONJOB_ACTIVE",
+    "CRONJOB_CONTAINERS",
+    "CRONJOB_IMAGES",
+    "CRONJOB_LAST_SCHEDULE",
+    "CRONJOB_SCHEDULE",
+    "CRONJOB_SELECTOR",
+    "CRONJOB_SUSPEND",
+    "CRONJOB_TIMEZONE",
     "DEPLOYMENT_AVAILABLE",
     "DEPLOYMENT_READY",
     "DEPLOYMENT_SELECTOR",
     "DEPLOYMENT_UP_TO_DATE",
+    "DS_AVAILABLE",
+    "DS_CURRENT",
+    "DS_DESIRED",
+    "DS_NODE_SELECTOR",
+    "DS_READY",
+    "DS_SELECTOR",
+    "DS_UP_TO_DATE",
     "EQ_AGE",
     "EQ_MAX",
     "EQ_USED",
@@ -43,6 +59,10 @@ __all__ = [
     "EVENT_SUBOBJECT",
     "EVENT_TYPE",
     "IMAGES",
+    "JOB_COMPLETIONS",
+    "JOB_DURATION",
+    "JOB_SELECTOR",
+    "JOB_STATUS",
     "LEASE_HOLDER",
     "NAME",
     "NAMESPACE",
@@ -86,6 +106,12 @@ __all__ = [
     "RS_DESIRED",
     "RS_READY",
     "RS_SELECTOR",
+    "STS_READY",
+    "SVC_CLUSTER_IP",
+    "SVC_EXTERNAL_IP",
+    "SVC_PORTS",
+    "SVC_SELECTOR",
+    "SVC_TYPE",
     "Cell",
     "CellFunction",
     "Column",
@@ -310,6 +336,10 @@ def pod_status_text(pod: Obj) -> str:
         for c in status.get("conditions") or []:
             if c.get("type") == "PodScheduled" and c.get("reason") == "SchedulingGated":
                 return "SchedulingGated"
+    for cs in reversed(status.get("containerStatuses") or []):
+        waiting = (cs.get("state") or {}).get("waiting") or {}
+        if waiting.get("reason"):  # a container that waits says why (CrashLoopBackOff), as kubectl prints it
+            return str(waiting["reason"])
     return str(status.get("reason") or phase)
 
 
@@ -525,10 +555,19 @@ def _event_count(e: Obj, now: datetime) -> int:
     return int(e.get("count") or 1)
 
 
+def _event_last_seen(e: Obj, now: datetime) -> str:
+    """kube's printEvent: the series' last observation, else lastTimestamp, else eventTime (an Event written
+    through events.k8s.io/v1 has no lastTimestamp)."""
+    series = e.get("series")
+    if series:
+        return _since(series.get("lastObservedTime"), now)
+    return _since(e.get("lastTimestamp") or e.get("eventTime"), now)
+
+
 EVENT_LAST_SEEN = Column(
     "Last Seen",
     "string",
-    lambda e, now: _since(e.get("lastTimestamp"), now),
+    _event_last_seen,
     "The time at which the most recent occurrence of this event was recorded.",
 )
 EVENT_TYPE = Column(
@@ -709,6 +748,139 @@ DEPLOYMENT_AVAILABLE = Column(
 )
 
 
+# ---- StatefulSet, DaemonSet, Service (kube's printers.go) -------------------------------------------------------
+
+
+def _format_labels(labels: object) -> str:
+    """labels.FormatLabels: ``k=v`` pairs sorted by key, joined by commas; ``<none>`` when empty."""
+    if not isinstance(labels, Mapping) or not labels:
+        return "<none>"
+    return ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
+
+
+STS_READY = Column(
+    "Ready",
+    "string",
+    lambda o, now: f"{_status(o).get('readyReplicas', 0)}/{_spec(o).get('replicas', 1)}",
+    "Number of the pod with ready state",
+)
+DS_DESIRED = Column(
+    "Desired",
+    "integer",
+    lambda o, now: _status(o).get("desiredNumberScheduled", 0),
+    "The total number of nodes that should be running the daemon pod (including nodes correctly running the "
+    "daemon pod).",
+)
+DS_CURRENT = Column(
+    "Current",
+    "integer",
+    lambda o, now: _status(o).get("currentNumberScheduled", 0),
+    "The number of nodes that are running at least 1 daemon pod and are supposed to run the daemon pod.",
+)
+DS_READY = Column(
+    "Ready",
+    "integer",
+    lambda o, now: _status(o).get("numberReady", 0),
+    "The number of nodes that should be running the daemon pod and have one or more of the daemon pod running "
+    "with a Ready Condition.",
+)
+DS_UP_TO_DATE = Column(
+    "Up-to-date",
+    "integer",
+    lambda o, now: _status(o).get("updatedNumberScheduled", 0),
+    "The total number of nodes that are running updated daemon pod",
+)
+DS_AVAILABLE = Column(
+    "Available",
+    "integer",
+    lambda o, now: _status(o).get("numberAvailable", 0),
+    "The number of nodes that should be running the daemon pod and have one or more of the daemon pod running "
+    "and available (ready for at least spec.minReadySeconds)",
+)
+DS_NODE_SELECTOR = Column(
+    "Node Selector",
+    "string",
+    lambda o, now: _format_labels((((_spec(o).get("template") or {}).get("spec")) or {}).get("nodeSelector")),
+    "NodeSelector is a selector which must be true for the pod to fit on a node. Selector which must match a "
+    "node's labels for the pod to be scheduled on that node.",
+)
+DS_SELECTOR = Column(
+    "Selector",
+    "string",
+    lambda o, now: format_label_selector(_spec(o).get("selector")),
+    "A label query over pods that are managed by the daemon set. Must match in order to be controlled. It must "
+    "match the pod template's labels.",
+    priority=1,
+)
+
+
+CM_DATA = Column(
+    "Data",
+    "integer",
+    lambda o, now: len(o.get("data") or {}) + len(o.get("binaryData") or {}),
+    "Data contains the configuration data.",
+)
+
+
+def _service_external_ip(o: Obj) -> str:
+    """kube's getServiceExternalIP."""
+    spec = _spec(o)
+    kind = spec.get("type") or "ClusterIP"
+    external = [str(ip) for ip in spec.get("externalIPs") or ()]
+    if kind == "ExternalName":
+        return str(spec.get("externalName") or "")
+    if kind == "LoadBalancer":
+        ingress = (_status(o).get("loadBalancer") or {}).get("ingress") or ()
+        ips = [str(i.get("ip") or i.get("hostname") or "") for i in ingress] + external
+        return ",".join(ips) if ips else "<pending>"
+    return ",".join(external) if external else "<none>"
+
+
+def _service_ports(o: Obj) -> str:
+    """kube's makePortString."""
+    out = []
+    for p in _spec(o).get("ports") or ():
+        protocol = p.get("protocol") or "TCP"
+        node_port = p.get("nodePort") or 0
+        out.append(f"{p.get('port')}:{node_port}/{protocol}" if node_port else f"{p.get('port')}/{protocol}")
+    return ",".join(out) if out else "<none>"
+
+
+SVC_TYPE = Column(
+    "Type",
+    "string",
+    lambda o, now: str(_spec(o).get("type") or "ClusterIP"),
+    "type determines how the Service is exposed: ClusterIP, NodePort, LoadBalancer or ExternalName.",
+)
+SVC_CLUSTER_IP = Column(
+    "Cluster-IP",
+    "string",
+    lambda o, now: str((_spec(o).get("clusterIPs") or [_spec(o).get("clusterIP") or "<none>"])[0]),
+    "clusterIP is the IP address of the service; Berth allocates none (only None, for headless services, or "
+    "an address given by the user).",
+)
+SVC_EXTERNAL_IP = Column(
+    "External-IP",
+    "string",
+    lambda o, now: _service_external_ip(o),
+    "externalIPs is a list of IP addresses for which nodes in the cluster will also accept traffic for this "
+    "service.",
+)
+SVC_PORTS = Column(
+    "Port(s)",
+    "string",
+    lambda o, now: _service_ports(o),
+    "The list of ports that are exposed by this service.",
+)
+SVC_SELECTOR = Column(
+    "Selector",
+    "string",
+    lambda o, now: _format_labels(_spec(o).get("selector")),
+    "Route service traffic to pods with label keys and values matching this selector.",
+    priority=1,
+)
+
+
 def _bound(value: object) -> str:
     """A PodDisruptionBudget bound (an int or a percentage); N/A when unset."""
     return "N/A" if value is None else str(value)
@@ -798,10 +970,135 @@ PG_FAILED = _crd_string(
 )
 PG_AGE = _crd_age("Age is the time PodGroup was created.")
 
+# -- batch/v1 Job and CronJob (kube's printJob / printCronJob) --------------------------------------------------
+
+
+def _has_condition(obj: Obj, type_: str) -> bool:
+    return any(
+        c.get("type") == type_ and c.get("status") == "True" for c in _status(obj).get("conditions") or ()
+    )
+
+
+def _job_status(job: Obj, now: datetime) -> str:
+    if _has_condition(job, "Complete"):
+        return "Complete"
+    if _has_condition(job, "Failed"):
+        return "Failed"
+    if _meta(job).get("deletionTimestamp"):
+        return "Terminating"
+    for type_ in ("Suspended", "FailureTarget", "SuccessCriteriaMet"):
+        if _has_condition(job, type_):
+            return type_
+    return "Running"
+
+
+def _job_completions(job: Obj, now: datetime) -> str:
+    succeeded = _status(job).get("succeeded", 0)
+    completions = _spec(job).get("completions")
+    if completions is not None:
+        return f"{succeeded}/{completions}"
+    parallelism = _spec(job).get("parallelism") or 0
+    return f"{succeeded}/1 of {parallelism}" if parallelism > 1 else f"{succeeded}/1"
+
+
+def _job_duration(job: Obj, now: datetime) -> str:
+    start = parse_time(_status(job).get("startTime"))
+    if start is None:
+        return ""
+    end = parse_time(_status(job).get("completionTime")) or now
+    return human_duration((end - start).total_seconds())
+
+
+def _job_template_containers(o: Obj) -> list[Mapping[str, Any]]:
+    template = ((_spec(o).get("jobTemplate") or {}).get("spec") or {}).get("template") or {}
+    return list((template.get("spec") or {}).get("containers") or [])
+
+
+_JOB_SELECTOR_DOC = (
+    "A label query over pods that should match the pod count. Normally, the system sets this field for you. "
+    "More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors"
+)
+JOB_STATUS = Column("Status", "string", _job_status, "Status of the job.")
+JOB_COMPLETIONS = Column(
+    "Completions",
+    "string",
+    _job_completions,
+    "The number of pods which reached phase Succeeded. The value increases monotonically for a given spec. "
+    "However, it may decrease in reaction to scale down of elastic indexed jobs.",
+)
+JOB_DURATION = Column("Duration", "string", _job_duration, "Time required to complete the job.")
+JOB_SELECTOR = Column(
+    "Selector",
+    "string",
+    lambda o, now: format_label_selector(_spec(o).get("selector")),
+    _JOB_SELECTOR_DOC,
+    priority=1,
+)
+CRONJOB_SCHEDULE = Column(
+    "Schedule",
+    "string",
+    lambda o, now: str(_spec(o).get("schedule", "")),
+    "The schedule in Cron format, see https://en.wikipedia.org/wiki/Cron.",
+)
+CRONJOB_TIMEZONE = Column(
+    "Timezone",
+    "string",
+    lambda o, now: str(_spec(o).get("timeZone") or "<none>"),
+    "The time zone name for the given schedule, see https://en.wikipedia.org/wiki/List_of_tz_database_time_zones.",
+)
+CRONJOB_SUSPEND = Column(
+    "Suspend",
+    "boolean",
+    lambda o, now: (
+        "<unset>" if _spec(o).get("suspend") is None else ("True" if _spec(o)["suspend"] else "False")
+    ),
+    "This flag tells the controller to suspend subsequent executions, it does not apply to already started "
+    "executions.  Defaults to false.",
+)
+CRONJOB_ACTIVE = Column(
+    "Active",
+    "integer",
+    lambda o, now: len(_status(o).get("active") or ()),
+    "A list of pointers to currently running jobs.",
+)
+CRONJOB_LAST_SCHEDULE = Column(
+    "Last Schedule",
+    "string",
+    lambda o, now: (
+        _since(_status(o)["lastScheduleTime"], now) if _status(o).get("lastScheduleTime") else "<none>"
+    ),
+    "Information when was the last time the job was successfully scheduled.",
+)
+CRONJOB_CONTAINERS = Column(
+    "Containers",
+    "string",
+    lambda o, now: ",".join(str(c.get("name", "")) for c in _job_template_containers(o)),
+    _CONTAINERS_DOC,
+    priority=1,
+)
+CRONJOB_IMAGES = Column(
+    "Images",
+    "string",
+    lambda o, now: ",".join(str(c.get("image", "")) for c in _job_template_containers(o)),
+    _IMAGES_DOC,
+    priority=1,
+)
+CRONJOB_SELECTOR = Column(
+    "Selector",
+    "string",
+    lambda o, now: format_label_selector(
+        ((_spec(o).get("jobTemplate") or {}).get("spec") or {}).get("selector")
+    ),
+    _JOB_SELECTOR_DOC,
+    priority=1,
+)
+
+
 # ---- the API server's tables ------------------------------------------------------------------------------------
 
 _X_K8S = "scheduling.x-k8s.io"
 _KOORD = "scheduling.koordinator.sh"
+
 
 _SERVER: dict[tuple[str, str], tuple[Column, ...]] = {
     ("", "Pod"): (
@@ -852,8 +1149,46 @@ _SERVER: dict[tuple[str, str], tuple[Column, ...]] = {
         DEPLOYMENT_SELECTOR,
     ),
     ("policy", "PodDisruptionBudget"): (NAME, PDB_MIN_AVAILABLE, PDB_MAX_UNAVAILABLE, PDB_ALLOWED, AGE),
+    ("batch", "Job"): (
+        NAME,
+        JOB_STATUS,
+        JOB_COMPLETIONS,
+        JOB_DURATION,
+        AGE,
+        CONTAINERS,
+        IMAGES,
+        JOB_SELECTOR,
+    ),
+    ("batch", "CronJob"): (
+        NAME,
+        CRONJOB_SCHEDULE,
+        CRONJOB_TIMEZONE,
+        CRONJOB_SUSPEND,
+        CRONJOB_ACTIVE,
+        CRONJOB_LAST_SCHEDULE,
+        AGE,
+        CRONJOB_CONTAINERS,
+        CRONJOB_IMAGES,
+        CRONJOB_SELECTOR,
+    ),
     ("scheduling.k8s.io", "PriorityClass"): (NAME, PC_VALUE, PC_GLOBAL_DEFAULT, AGE, PC_PREEMPTION_POLICY),
     ("coordination.k8s.io", "Lease"): (NAME, LEASE_HOLDER, AGE),
+    ("apps", "StatefulSet"): (NAME, STS_READY, AGE, CONTAINERS, IMAGES),
+    ("apps", "DaemonSet"): (
+        NAME,
+        DS_DESIRED,
+        DS_CURRENT,
+        DS_READY,
+        DS_UP_TO_DATE,
+        DS_AVAILABLE,
+        DS_NODE_SELECTOR,
+        AGE,
+        CONTAINERS,
+        IMAGES,
+        DS_SELECTOR,
+    ),
+    ("", "ConfigMap"): (NAME, CM_DATA, AGE),
+    ("", "Service"): (NAME, SVC_TYPE, SVC_CLUSTER_IP, SVC_EXTERNAL_IP, SVC_PORTS, AGE, SVC_SELECTOR),
     (_KOORD, "Reservation"): (
         NAME,
         RESERVATION_PHASE,

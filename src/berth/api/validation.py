@@ -22,8 +22,11 @@ from berth.api.checks import (
     qualified_name_cached,
     subdomain_cached,
 )
+from berth.api.cronjob import validate_cron_job
+from berth.api.daemonset import validate_daemon_set
 from berth.api.elasticquota import validate_elastic_quota
 from berth.api.errors import InvalidObjectError
+from berth.api.job import validate_job
 from berth.api.kinds import KindInfo, UnknownKindError, lookup_kind
 from berth.api.labels import LabelSelectorError, compile_label_selector
 from berth.api.meta import api_group
@@ -31,6 +34,8 @@ from berth.api.podgroup import validate_pod_group
 from berth.api.podmigrationjob import validate_pod_migration_job
 from berth.api.podspec import validate_pod_spec
 from berth.api.reservation import validate_reservation
+from berth.api.service import validate_service
+from berth.api.statefulset import validate_stateful_set
 from berth.api.taints import TAINT_EFFECTS
 
 __all__ = [
@@ -327,6 +332,11 @@ def _validate_deployment(obj: Mapping[str, Any], ctx: Context) -> None:
 
 register_validator("apps", "ReplicaSet", _validate_replica_set)
 register_validator("apps", "Deployment", _validate_deployment)
+register_validator("apps", "StatefulSet", validate_stateful_set)
+register_validator("apps", "DaemonSet", validate_daemon_set)
+register_validator("", "Service", validate_service)
+register_validator("batch", "Job", validate_job)
+register_validator("batch", "CronJob", validate_cron_job)
 
 
 # -- policy/v1 PodDisruptionBudget --------------------------------------------------------------

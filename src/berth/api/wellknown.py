@@ -8,6 +8,7 @@ from fractions import Fraction
 
 __all__ = [
     "ANNOTATION_DURATION",
+    "ANNOTATION_EXIT_CODE",
     "ANNOTATION_STARTUP",
     "DEFAULT_NAMESPACE",
     "DEFAULT_SCHEDULER_NAME",
@@ -57,6 +58,8 @@ TAINT_NODE_PID_PRESSURE = "node.kubernetes.io/pid-pressure"
 
 ANNOTATION_STARTUP = "berth.dev/startup"
 ANNOTATION_DURATION = "berth.dev/duration"
+ANNOTATION_EXIT_CODE = "berth.dev/exit-code"
+"""The exit code of a pod's containers when its run (``berth.dev/duration``) ends (default 0: Succeeded)."""
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 DEFAULT_NAMESPACE = "default"

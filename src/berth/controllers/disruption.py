@@ -189,7 +189,7 @@ class DisruptionController:
             self._on_pod(type_, obj)
         elif kind == "PodDisruptionBudget":
             self._on_budget(type_, obj)
-        elif kind in ("ReplicaSet", "Deployment"):
+        elif kind in ("ReplicaSet", "Deployment", "StatefulSet", "ReplicationController"):
             self._on_scale(type_, obj)
 
     def _on_budget(self, type_: str, pdb: Mapping[str, Any]) -> None:
@@ -407,7 +407,21 @@ class DisruptionController:
         return sum(scales.values()), unmanaged
 
     def _find_controller(self, ref: Mapping[str, Any], ns: str) -> tuple[str, int] | None:
-        """kube's finders for the kinds Berth has: Deployment (through its ReplicaSet), then ReplicaSet."""
+        """kube's finders for the kinds Berth has: Deployment (through its ReplicaSet), ReplicaSet, StatefulSet,
+        ReplicationController."""
+        direct = {
+            ("StatefulSet", True): ("apps", "StatefulSet"),
+            ("ReplicationController", False): ("", "ReplicationController"),
+        }
+        key = direct.get((str(ref.get("kind")), _group(ref) in _APPS_GROUPS))
+        if key is not None and (key[0] == "apps" or _group(ref) == ""):
+            try:
+                owner_obj = self.store.get(key, ns, str(ref.get("name") or ""))
+            except NotFound:
+                return None
+            if owner_obj["metadata"].get("uid") != ref.get("uid"):
+                return None
+            return str(owner_obj["metadata"]["uid"]), int((owner_obj.get("spec") or {}).get("replicas", 1))
         if ref.get("kind") != "ReplicaSet" or _group(ref) not in _APPS_GROUPS:
             return None
         try:

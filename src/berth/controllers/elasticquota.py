@@ -5,24 +5,41 @@ namespace, for the resource names its spec.min and spec.max list (a listed resou
 Running totals are kept per namespace, so a pod event costs one small comparison and, when the value
 changed, one status write. In a namespace that has never had a quota the Running pods are only remembered; their
 requests are summed when the first quota there appears.
+
+When no scheduler profile enables CapacityScheduling nothing enforces a quota's min and max: told so
+(`warn_unenforced`), the controller records one Warning Event ``QuotaNotEnforced`` on each quota, naming the
+profiles (Berth's addition for simulate and serve; once per quota, not again after a restart).
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from berth.api.contracts import Store
+from berth.api.contracts import Recorder, Store
 from berth.api.elasticquota import ELASTIC_QUOTA_GROUPS
 from berth.api.errors import Conflict, NotFound
 from berth.api.quantity import format_resource
 from berth.api.resources import pod_requests
 from berth.clock import Clock
 
-__all__ = ["ElasticQuotaController", "used_status"]
+__all__ = ["UNENFORCED_REASON", "ElasticQuotaController", "unenforced_message", "used_status"]
 
 POD_KEY = ("", "Pod")
+EVENT_KEY = ("", "Event")
+UNENFORCED_REASON = "QuotaNotEnforced"
+COMPONENT = "elasticquota-controller"
+
+
+def unenforced_message(profiles: Sequence[str]) -> str:
+    """The Warning's message for a quota when none of the scheduler `profiles` enables CapacityScheduling."""
+    names = ", ".join(f'"{p}"' for p in profiles)
+    which = "profile" if len(profiles) == 1 else "profiles"
+    return (
+        f"CapacityScheduling is not enabled in scheduler {which} {names}: "
+        "this ElasticQuota's min and max are not enforced"
+    )
 
 
 def used_status(names: set[str], used: Mapping[str, int]) -> dict[str, str]:
@@ -54,6 +71,8 @@ class ElasticQuotaController:
         self._uncounted: dict[str, dict[str, Any]] = {}
         self._counted: set[str] = set()  # namespaces whose totals are kept (a quota was seen there)
         self._quotas: dict[str, dict[tuple[str, str], set[str]]] = {}  # ns -> (group, name) -> names
+        self._unenforced: tuple[Recorder, str] | None = None  # where to warn, and the message
+        self._warned: set[str] = set()  # uids of the quotas warned about
         for pod in store.list(POD_KEY)[0]:
             self._on_pod("ADDED", pod)
         for group in ELASTIC_QUOTA_GROUPS:
@@ -63,6 +82,11 @@ class ElasticQuotaController:
                 continue
             for q in quotas:
                 self._on_quota("ADDED", q)
+
+    def warn_unenforced(self, recorder: Recorder, profiles: Sequence[str]) -> None:
+        """From now on, record through `recorder` one Warning per quota seen: none of the scheduler `profiles`
+        (their names) enforces quotas."""
+        self._unenforced = (recorder, unenforced_message(profiles))
 
     def handle_event(self, type_: str, obj: Mapping[str, Any]) -> None:
         """React to a Pod or ElasticQuota event (other kinds are ignored)."""
@@ -134,6 +158,8 @@ class ElasticQuotaController:
         ns = str(meta.get("namespace") or "default")
         group = str(obj.get("apiVersion") or "").rsplit("/", 1)[0]
         key = (group, str(meta.get("name") or ""))
+        if self._unenforced is not None:
+            self._warn(type_, obj)
         if type_ == "DELETED":
             quotas = self._quotas.get(ns)
             if quotas is not None:
@@ -145,6 +171,24 @@ class ElasticQuotaController:
         self._count(ns)
         self._quotas.setdefault(ns, {})[key] = names
         self._sync(ns, key, names, obj)
+
+    def _warn(self, type_: str, obj: Mapping[str, Any]) -> None:
+        """The one Warning about a quota nothing enforces (not again for a quota warned about before)."""
+        assert self._unenforced is not None
+        meta = obj.get("metadata") or {}
+        uid = str(meta.get("uid") or "")
+        if type_ == "DELETED":
+            self._warned.discard(uid)
+            return
+        if uid in self._warned:
+            return
+        self._warned.add(uid)
+        ns = str(meta.get("namespace") or "default")
+        selector = f"involvedObject.uid={uid},reason={UNENFORCED_REASON}"
+        if self.store.list(EVENT_KEY, ns, field_selector=selector)[0]:
+            return
+        recorder, message = self._unenforced
+        recorder.event(obj, "Warning", UNENFORCED_REASON, message, component=COMPONENT)
 
     # ----- writing status ------------------------------------------------------------------------
     def _sync_namespace(self, ns: str) -> None:

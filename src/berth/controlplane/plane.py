@@ -20,7 +20,6 @@ from typing import Any, Generic, Protocol
 from typing_extensions import TypeVar
 
 from berth.api.contracts import Store
-from berth.api.errors import NotFound
 from berth.api.watch import WatchEvent
 from berth.clock import Clock
 from berth.controllers.disruption import DisruptionController
@@ -31,6 +30,8 @@ from berth.controllers.podgc import PodGCController
 from berth.controllers.podgroup import PodGroupController
 from berth.controllers.reservation import ReservationController
 from berth.controllers.workloads import WorkloadControllers
+from berth.controllers.workloads.batch import BATCH_KINDS, BatchControllers
+from berth.controllers.workloads.sets import DAEMONSET_KINDS, STATEFULSET_KINDS, DaemonSets, StatefulSets
 from berth.descheduler.cycle import Descheduler
 from berth.descheduler.evictor import COMPONENT as DESCHEDULER
 from berth.descheduler.evictor import Eviction
@@ -43,6 +44,8 @@ from berth.scheduler.framework.registry import Registry
 from berth.scheduler.scheduler import Scheduler
 from berth.store import MemoryStore
 from berth.store.admission import create_system_priority_classes, namespace_autoprovision, pod_admission
+from berth.store.apps_defaults import apps_admission
+from berth.store.batch_defaults import batch_admission
 from berth.store.events import EventRecorder
 from berth.store.reservation_defaults import reservation_admission
 
@@ -58,7 +61,16 @@ __all__ = [
 
 BERTH_CONTROLLERS = ("reservation", "elasticquota", "podgroup", "podmigrationjob")
 """Berth's own controllers (Koordinator's and scheduler-plugins' controllers in a cluster)."""
-KUBE_CONTROLLERS = ("workloads", "disruption", "podgc", "garbagecollector")
+KUBE_CONTROLLERS = (
+    "workloads",
+    "disruption",
+    "podgc",
+    "garbagecollector",
+    "statefulset",
+    "daemonset",
+    "job",
+    "cronjob",
+)
 """The controllers kube-controller-manager runs in a real cluster (ReplicaSet/Deployment, PodDisruptionBudget
 status, pod garbage collection, the garbage collector of dependents)."""
 ALL_CONTROLLERS = (*BERTH_CONTROLLERS, *KUBE_CONTROLLERS)
@@ -116,10 +128,12 @@ def select_controllers(spec: str, known: Collection[str] = BERTH_CONTROLLERS) ->
 
 def install_admission(store: MemoryStore) -> None:
     """The API server's built-in admission on `store` (namespace auto-provisioning, pod priority and defaults,
-    reservation defaults), and the built-in PriorityClasses that are missing."""
+    reservation defaults, Job and CronJob defaults), and the built-in PriorityClasses that are missing."""
     store.add_admission(namespace_autoprovision(store))
     store.add_admission(pod_admission(store))
     store.add_admission(reservation_admission())
+    store.add_admission(apps_admission())
+    store.add_admission(batch_admission())
     create_system_priority_classes(store)
 
 
@@ -171,6 +185,12 @@ class ControlPlane(Generic[S]):
             else None
         )
         self.podgc = PodGCController(store, clock) if "podgc" in on else None
+        self.statefulsets = StatefulSets(store, clock) if "statefulset" in on else None
+        self.daemonsets = DaemonSets(store, clock) if "daemonset" in on else None
+        batch_on = {"job", "cronjob"} & on
+        self.batch = (
+            BatchControllers(store, clock, jobs="job" in on, cronjobs="cronjob" in on) if batch_on else None
+        )
         collect = garbage_collection and "garbagecollector" in on
         self.garbagecollector = GarbageCollector(store, clock) if collect else None
         self.podgroups = PodGroupController(store, clock) if "podgroup" in on else None
@@ -217,6 +237,17 @@ class ControlPlane(Generic[S]):
         self.descheduling_interval = interval
         self.clock.call_at(self.clock.now() + interval, self._deschedule, DESCHEDULE_PRIORITY)
 
+    def warn_unserved(self) -> None:
+        """Say what nothing here will do (simulate and serve, where no other scheduler runs): a Warning Event
+        for each pending pod whose schedulerName no profile serves, and one for each ElasticQuota when no
+        profile enables CapacityScheduling. Call it before objects are replayed or created."""
+        self.scheduler.warn_unserved()
+        frameworks = self.scheduler.frameworks
+        if self.elasticquotas is not None and not any(
+            "CapacityScheduling" in fw.plugins for fw in frameworks.values()
+        ):
+            self.elasticquotas.warn_unenforced(self.events, list(frameworks))
+
     def _deschedule(self) -> None:
         """One descheduling cycle now, then the next one `descheduling_interval` later."""
         assert self.descheduler is not None
@@ -228,28 +259,16 @@ class ControlPlane(Generic[S]):
         self.clock.call_at(now + self.descheduling_interval, self._deschedule, DESCHEDULE_PRIORITY)
 
     def binding_failed(self, namespace: str, name: str, uid: str | None, message: str) -> None:
-        """A binding sent in the background failed (kube's handleBindingCycleError): a pod still pending in the
-        store is forgotten by the scheduler (its plugins release what they reserved for it) and queued again,
-        with a ``Binding rejected`` FailedScheduling event. A pod gone or bound meanwhile needs nothing: the
-        store's events bring that to the scheduler."""
-        try:
-            pod = self.store.get(("", "Pod"), namespace, name)
-        except NotFound:
-            return
-        meta = pod.get("metadata") or {}
-        if (uid and meta.get("uid") != uid) or (pod.get("spec") or {}).get("nodeName"):
-            return
-        self.scheduler.handle_event("DELETED", pod)
-        self.scheduler.handle_event("ADDED", pod)
-        component = (pod.get("spec") or {}).get("schedulerName") or "default-scheduler"
-        self.events.event(
-            pod,
-            "Warning",
-            "FailedScheduling",
-            f"Binding rejected: {message}",
-            action="Binding",
-            component=component,
-        )
+        """A binding sent in the background failed: the scheduler's binding cycle ends it as a failed Bind
+        (kube's handleBindingCycleError: Unreserve, the assumed pod forgotten, a ``Binding rejected``
+        FailedScheduling event and PodScheduled=False, the pod queued again with backoff). A pod gone or bound
+        meanwhile is not queued again."""
+        self.scheduler.binding.binding_done(uid or "", message)
+
+    def binding_succeeded(self, namespace: str, name: str, uid: str | None, node: str) -> None:
+        """A binding sent in the background was accepted: the binding cycle ends (counted, ``Scheduled``,
+        PostBind)."""
+        self.scheduler.binding.binding_done(uid or "", None)
 
     def replay(self) -> None:
         """Tell every component about the objects already in the store (a store recovered from disk)."""
@@ -272,21 +291,51 @@ class ControlPlane(Generic[S]):
             self.podgroups,
             self.elasticquotas,
             self.migration,
+            self.statefulsets,
+            self.daemonsets,
+            self.batch,
         )
         sched_kinds = sched.watched_kinds()
         if parts == self._handler_parts and sched_kinds == self._handler_kinds:
             return self._handler_table
-        _, kubelet, reservations, workloads, disruption, podgc, gc, podgroups, quotas, migration = parts
+        (
+            _,
+            kubelet,
+            reservations,
+            workloads,
+            disruption,
+            podgc,
+            gc,
+            podgroups,
+            quotas,
+            migration,
+            sts,
+            ds,
+            batch,
+        ) = parts
         followers: tuple[tuple[Any, Collection[str] | None], ...] = (
-            (kubelet, ("Pod",)),
+            (kubelet, ("Pod", "Node")),
             (reservations, ("Pod", "Node", "Reservation")),
             (workloads, ("Pod", "ReplicaSet", "Deployment")),
-            (disruption, ("Pod", "PodDisruptionBudget", "ReplicaSet", "Deployment")),
+            (
+                disruption,
+                (
+                    "Pod",
+                    "PodDisruptionBudget",
+                    "ReplicaSet",
+                    "Deployment",
+                    "StatefulSet",
+                    "ReplicationController",
+                ),
+            ),
             (podgc, ("Pod", "Node")),
             (gc, None),  # every kind but Event
             (podgroups, ("Pod", "PodGroup")),
             (quotas, ("Pod", "ElasticQuota")),
             (migration, ("Pod", "Reservation", "PodMigrationJob")),
+            (sts, STATEFULSET_KINDS),
+            (ds, DAEMONSET_KINDS),
+            (batch, BATCH_KINDS),
         )
 
         def handlers_of(kind: str | None) -> tuple[Handler, ...]:

@@ -20,12 +20,13 @@ import queue
 import threading
 from collections.abc import Callable, Collection
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from prometheus_client import CollectorRegistry, ProcessCollector
 
-from berth.api.errors import NotFound, StatusError
+from berth.api.errors import StatusError
+from berth.api.kinds import all_kinds
 from berth.api.watch import ResourceKey
 from berth.clock import RealClock
 from berth.controlplane.leaderelection import (
@@ -44,12 +45,13 @@ from berth.controlplane.plane import (
     ControlPlane,
     PlaneStore,
 )
+from berth.descheduler.migration.args import MigrationControllerArgs
 from berth.descheduler.policy import Policy
-from berth.scheduler.framework.config import SchedulerConfig
-from berth.scheduler.messages import scheduled_message
+from berth.scheduler.framework.config import SchedulerConfig, parse_config
 from berth.store.events import EventRecorder
 
 __all__ = [
+    "DEFAULT_PROFILE",
     "EXIT_LEADERSHIP_LOST",
     "OPTIONAL_KINDS",
     "REQUIRED_KINDS",
@@ -58,6 +60,7 @@ __all__ = [
     "RunError",
     "RunOptions",
     "Runner",
+    "default_run_config",
     "followed_kinds",
 ]
 
@@ -77,6 +80,12 @@ CALL_TIMEOUT = 10.0
 EXIT_LEADERSHIP_LOST = 1
 """kube-scheduler's exit code when its leadership is lost (``klog.FlushAndExit(..., 1)``)."""
 
+DEFAULT_PROFILE = "berth-scheduler"
+"""The one profile `berth run` serves without ``--scheduler-config``. Not ``default-scheduler`` (kube-scheduler's,
+which runs in every cluster) nor ``koord-scheduler`` (Koordinator's, which runs where Koordinator is installed):
+a secondary scheduler must own a name no other scheduler serves, or two schedulers race for the same pods. It is
+the name of the example Deployment's profile, its Lease and its RBAC objects."""
+
 POD = ("", "Pod")
 NODE = ("", "Node")
 NAMESPACE = ("", "Namespace")
@@ -88,6 +97,9 @@ ELASTIC_QUOTA = ("scheduling.x-k8s.io", "ElasticQuota")
 POD_GROUP = ("scheduling.x-k8s.io", "PodGroup")
 REPLICA_SET = ("apps", "ReplicaSet")
 DEPLOYMENT = ("apps", "Deployment")
+SERVICE = ("", "Service")
+REPLICATION_CONTROLLER = ("", "ReplicationController")
+STATEFUL_SET = ("apps", "StatefulSet")
 
 REQUIRED_KINDS: tuple[ResourceKey, ...] = (
     POD,
@@ -108,12 +120,31 @@ OPTIONAL_KINDS: tuple[ResourceKey, ...] = (
 """The older group of scheduler-plugins' kinds: followed where the server serves it, read as empty elsewhere."""
 
 
+def default_run_config() -> SchedulerConfig:
+    """The configuration `berth run` uses without ``--scheduler-config``: Berth's default plugins in one profile,
+    `DEFAULT_PROFILE`."""
+    doc = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [{"schedulerName": DEFAULT_PROFILE}],
+    }
+    return parse_config(doc, source="berth run's default scheduler configuration")
+
+
+_KNOWN = frozenset((k.group, k.kind) for k in all_kinds())
+SPREAD_KINDS: tuple[ResourceKey, ...] = tuple(
+    k for k in (SERVICE, REPLICATION_CONTROLLER, REPLICA_SET, STATEFUL_SET) if k in _KNOWN
+)
+"""The Services and workloads whose selectors PodTopologySpread's default constraints read for a pod
+(kube's DefaultSelector; kube-scheduler's informers follow them too), so that reading them costs no request."""
+
+
 def followed_kinds(controllers: Collection[str], descheduler: bool) -> tuple[ResourceKey, ...]:
     """The kinds to replicate for the scheduler, the `controllers` chosen and (with `descheduler`) the
     descheduler, whose migrations look up pods' workloads."""
-    kinds = list(REQUIRED_KINDS)
+    kinds = [*REQUIRED_KINDS, *SPREAD_KINDS]
     if "podmigrationjob" in controllers or descheduler:
-        kinds += [POD_MIGRATION_JOB, REPLICA_SET, DEPLOYMENT]
+        kinds += [k for k in (POD_MIGRATION_JOB, REPLICA_SET, DEPLOYMENT) if k not in kinds]
     return tuple(kinds)
 
 
@@ -172,6 +203,7 @@ class RunOptions:
     """What `berth run` runs and how it competes for the leadership."""
 
     config: SchedulerConfig | None = None
+    """The scheduler's profiles; None: `default_run_config()` (the one profile `DEFAULT_PROFILE`)."""
     controllers: frozenset[str] = frozenset(BERTH_CONTROLLERS)
     descheduler: Policy | None = None
     descheduling_interval: float = DEFAULT_DESCHEDULING_INTERVAL
@@ -307,47 +339,34 @@ class Runner:
 
     def _start_plane(self) -> None:
         options = self.options
-        log.info("starting the scheduler and the controllers: %s", ", ".join(sorted(options.controllers)))
+        config = options.config if options.config is not None else default_run_config()
+        profiles = tuple(p.scheduler_name for p in config.profiles)
+        log.info(
+            "starting the scheduler (profiles: %s) and the controllers: %s",
+            ", ".join(profiles),
+            ", ".join(sorted(options.controllers)),
+        )
         plane: ControlPlane[Replica] = ControlPlane(
             self.replica,
             self.clock,
-            config=options.config,
+            config=config,
             kubelet=False,
             garbage_collection=False,
             controllers=options.controllers,
+            # ReservationFirst migrations are for the pods of the profiles served here (Berth's default names
+            # simulate's and serve's two profiles)
+            migration=replace(MigrationControllerArgs(), scheduler_names=profiles),
         )
         plane.replay()
-        self.replica.on_bind_failed = plane.binding_failed
-        if self.replica.binds_in_background:  # bindings complete in the background: Scheduled is said then
-            plane.scheduler.binding.scheduled_events = False
-            self.replica.on_bound = self._bound
+        if self.replica.binds_in_background:  # a binding cycle ends when the server has answered its binding
+            plane.scheduler.binding.deferred = True
+            self.replica.on_bind_failed = plane.binding_failed
+            self.replica.on_bound = plane.binding_succeeded
         if options.descheduler is not None:
             plane.enable_descheduler(options.descheduler, options.descheduling_interval)
         self.plane = plane
         if self.on_leading is not None:
             self.on_leading(plane)
-
-    def _bound(self, namespace: str, name: str, uid: str | None, node: str) -> None:
-        """The Scheduled event of a binding the API server accepted (kube records it once the binding is
-        done, so a rejected binding leaves only its FailedScheduling)."""
-        plane = self.plane
-        if plane is None:
-            return
-        try:
-            pod = self.replica.get(POD, namespace, name)
-        except NotFound:
-            return  # deleted meanwhile: nobody reads the event
-        if uid and (pod.get("metadata") or {}).get("uid") != uid:
-            return
-        profile = (pod.get("spec") or {}).get("schedulerName") or "default-scheduler"
-        plane.events.event(
-            pod,
-            "Normal",
-            "Scheduled",
-            scheduled_message(namespace, name, node),
-            action="Binding",
-            component=profile,
-        )
 
     def _lose(self) -> None:
         """The leadership ended: lost, unless it ends because `run` is stopping."""

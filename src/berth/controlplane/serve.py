@@ -134,6 +134,7 @@ async def serve(options: ServeOptions, *, ready: Any = None) -> None:
         plane: ControlPlane | None = None
         if not options.api_only:
             plane = ControlPlane(store, clock, config=options.config, kubelet=options.kubelet)
+            plane.warn_unserved()
             plane.replay()
             if options.descheduler is not None:
                 plane.enable_descheduler(options.descheduler, options.descheduling_interval)

@@ -174,4 +174,4 @@ class ArgsReader:
         name = str(unknown[0])
         near = difflib.get_close_matches(name, sorted(self._seen), n=1)
         hint = f' (did you mean "{near[0]}"?)' if near else ""
-        raise self.error(name, f"unknown field {name!r}{hint}")
+        raise PolicyError(f'{self.where}: strict decoding error: unknown field "{name}"{hint}')

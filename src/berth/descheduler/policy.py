@@ -1,8 +1,8 @@
 """DeschedulerPolicy ``descheduler/v1alpha2``, read as kubernetes-sigs/descheduler reads it.
 
-Field names are matched as Go's JSON decoder matches them (case-insensitively: ``preEvictionFilter`` and
-``preevictionfilter`` are the same field); anything unknown is an error, as the descheduler's strict codec
-makes it. Every profile gets DefaultEvictor at ``filter`` and ``preEvictionFilter`` (first) and a default
+Field names are matched exactly, as the descheduler's strict codec (sigs.k8s.io/json) matches them:
+``preevictionfilter`` is not ``preEvictionFilter``; anything unknown is an error
+(``strict decoding error: unknown field "..."``, with a "did you mean" when one known field is close). Every profile gets DefaultEvictor at ``filter`` and ``preEvictionFilter`` (first) and a default
 DefaultEvictor pluginConfig when it has none, as upstream's ``setDefaultEvictor``. A plugin enabled at an
 extension point must exist and serve that point, and must have a ``pluginConfig`` entry (upstream: "unable
 to find plugin config"). Each plugin's args are decoded strictly and validated by the plugin.
@@ -90,11 +90,11 @@ class Policy:
 
 
 def _fold(raw: Mapping[str, Any], known: Sequence[str], where: str) -> dict[str, Any]:
-    """Map keys onto `known` case-insensitively (Go's JSON rule); unknown keys are errors."""
-    by_lower = {k.lower(): k for k in known}
+    """The fields of `raw`, each one of `known` (matched exactly, as the strict codec does); any other key is an
+    error naming the nearest known field."""
     out: dict[str, Any] = {}
     for key, value in raw.items():
-        name = by_lower.get(str(key).lower())
+        name = str(key) if str(key) in known else None
         if name is None:
             reader = ArgsReader({key: value}, where)
             for k in known:
@@ -222,9 +222,7 @@ def load_policy(
     if not isinstance(data, Mapping):
         raise PolicyError(f"{where}a DeschedulerPolicy must be a YAML/JSON object")
     head = ArgsReader(
-        _fold(
-            {k: v for k, v in data.items() if str(k).lower() in ("apiversion", "kind")}, _POLICY_FIELDS, ""
-        ),
+        _fold({k: v for k, v in data.items() if str(k) in ("apiVersion", "kind")}, _POLICY_FIELDS, ""),
         f"{where}DeschedulerPolicy",
     )
     api_version = head.string("apiVersion")

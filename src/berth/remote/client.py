@@ -35,7 +35,25 @@ MAX_RETRY_AFTER = 10.0
 
 class ServerUnreachable(Exception):
     """The API server could not be reached (no answer, refused connection, TLS failure, credential plugin
-    failure, ...)."""
+    failure, ...); `server` is its host:port and `cause` the underlying error, when known."""
+
+    def __init__(self, message: str, *, server: str = "", cause: BaseException | None = None) -> None:
+        """`message` says which request failed; `server` (host:port) and `cause` say where and why."""
+        super().__init__(message)
+        self.server = server
+        self.cause = cause
+
+    def kubectl_message(self) -> str:
+        """kubectl's line for it: ``The connection to the server HOST:PORT was refused - did you specify the
+        right host or port?`` for a refused connection, else ``Unable to connect to the server: dial tcp
+        HOST:PORT: <why>`` (a failed connect) or ``Unable to connect to the server: <why>``."""
+        cause = self.cause
+        why = str(cause) if cause is not None else str(self)
+        if isinstance(cause, ConnectionRefusedError) or "connection refused" in why.lower():
+            return f"The connection to the server {self.server} was refused - did you specify the right host or port?"
+        if isinstance(cause, httpx.ConnectError | httpx.ConnectTimeout) and self.server:
+            return f"Unable to connect to the server: dial tcp {self.server}: {why}"
+        return f"Unable to connect to the server: {why}"
 
 
 class ServiceUnavailable(StatusError):
@@ -108,6 +126,9 @@ class KubeClient:
             limits=LIMITS,
         )
         self._extensions: dict[str, Any] = {"sni_hostname": tls_server_name} if tls_server_name else {}
+        url = self._http.base_url
+        self.server = f"{url.host}:{url.port or (443 if url.scheme == 'https' else 80)}"
+        """The server's host:port (as kubectl names it in a connection error)."""
 
     @classmethod
     def connect(
@@ -159,7 +180,7 @@ class KubeClient:
                     method, path, params=params, content=content, headers=headers, extensions=self._extensions
                 )
             except (httpx.HTTPError, KubeconfigError) as e:
-                raise ServerUnreachable(f"{method} {path}: {e}") from None
+                raise ServerUnreachable(f"{method} {path}: {e}", server=self.server, cause=e) from None
             wait = _retry_after(resp)
             if wait is None or retries >= MAX_RETRIES:
                 break
@@ -203,7 +224,7 @@ class KubeClient:
                     if line.strip():
                         yield json.loads(line)
         except (httpx.HTTPError, KubeconfigError) as e:
-            raise ServerUnreachable(f"GET {path}: {e}") from None
+            raise ServerUnreachable(f"GET {path}: {e}", server=self.server, cause=e) from None
 
 
 class LineStream:

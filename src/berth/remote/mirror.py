@@ -17,6 +17,9 @@ runs unchanged over it).
   deletion's), so events and answers may arrive in any order. A relist replaces a kind's replica, removing what
   the list no longer holds (unless the replica's copy is newer than the list).
 * An unreachable server makes a write raise a `StatusError` (503 ``ServiceUnavailable``), as any refusal.
+* An update (or status update) of a followed kind refused with ``409 Conflict`` because the replica was behind
+  is retried as client-go's ``RetryOnConflict`` does (`berth.remote.conflict`): the writer's change is applied
+  again to the object read anew from the server.
 """
 
 from __future__ import annotations
@@ -30,17 +33,20 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from berth.api.errors import BadRequest, NotFound
+from berth.api.errors import BadRequest, Conflict, NotFound
 from berth.api.kinds import KindInfo, all_kinds
 from berth.api.labels import LabelSelectorError, Selector, parse_selector
 from berth.api.watch import ADDED, DELETED, MODIFIED, ResourceKey, Watch, WatchEvent
 from berth.remote.binder import AsyncBinder, BindOutcome, BindRequest
 from berth.remote.client import ServerUnreachable, ServiceUnavailable
+from berth.remote.conflict import backoff_delays, merge_diff
 from berth.remote.eventsink import EventSink
+from berth.remote.eventwriter import EventWriter
 from berth.remote.informer import Listed, Reflector
 from berth.remote.store import RemoteStore, eviction_body
 from berth.store.eviction import add_prefer_avoid
 from berth.store.fieldselector import compile_field_selector
+from berth.store.mergepatch import merge_patch
 
 __all__ = ["ClusterMirror", "ServiceUnavailable"]
 
@@ -96,16 +102,19 @@ class ClusterMirror:
         absent: Iterable[ResourceKey] = (),
         reflector: Callable[..., Follower] = Reflector,
         events: tuple[RemoteStore, EventSink] | None = None,
+        events_v1: bool = False,
         bind_workers: int = 0,
     ) -> None:
         """Follow `kinds` (each a kind the API serves) through `remote`'s client; `absent` are kinds the server
         does not serve, read as empty (an older group of a custom kind, say) rather than refused. `events`: a
         store over a client of its own and the sink that writes Events through it in the background (as
-        kube-scheduler's event broadcaster); without it Events are written like any object. `bind_workers` > 0
+        kube-scheduler's event broadcaster), as ``events.k8s.io/v1`` Events with `events_v1`
+        (`berth.remote.eventwriter`); without it Events are written like any object. `bind_workers` > 0
         sends bindings concurrently on that many threads (`berth.remote.binder`): `bind` returns at once and a
         failure reaches `on_bind_failed(namespace, name, uid, message)` from `pump()`."""
         self.remote = remote
         self.events = events
+        self.event_writer = EventWriter(events[0], events_v1=events_v1) if events is not None else None
         self.on_bind_failed: Callable[[str, str, str | None, str], None] | None = None
         # told of each background binding the server accepted: (namespace, name, uid, node)
         self.on_bound: Callable[[str, str, str | None, str], None] | None = None
@@ -113,6 +122,10 @@ class ClusterMirror:
             AsyncBinder(remote.client, self._enqueue, workers=bind_workers) if bind_workers > 0 else None
         )
         self.clock = remote.clock
+        self.sleep: Callable[[float], None] = time.sleep
+        """How a conflict's retry waits (replaceable in tests)."""
+        self.conflicts_retried = 0
+        """Writes refused with 409 Conflict and written again."""
         self.on_ready: Callable[[], None] | None = None
         self._inbox: queue.SimpleQueue[Listed | WatchEvent | BindOutcome] = queue.SimpleQueue()
         self._ready = threading.Event()
@@ -428,19 +441,55 @@ class ClusterMirror:
         """POST the object; the answer is applied to the replica. An Event, with an events sink, is queued
         for it and returned as sent."""
         if self.events is not None and not dry_run and _key_of(obj) == _EVENT:
-            events, sink = self.events
+            writer, sink = self.event_writer, self.events[1]
+            assert writer is not None
             mine = copy.deepcopy(obj)
-            sink.submit(lambda: events.create(mine))
+            sink.submit(lambda: writer.create(mine))
             return mine
         return self._answered(self._call(self.remote.create, obj, dry_run=dry_run), dry_run)
 
     def update(self, obj: Obj, *, dry_run: bool = False) -> Obj:
-        """PUT the object (Conflict when its resourceVersion is stale); the answer is applied."""
-        return self._answered(self._call(self.remote.update, obj, dry_run=dry_run), dry_run)
+        """PUT the object; the answer is applied. A Conflict because the replica's copy it was made from is
+        stale is retried on the server's newest version (`berth.remote.conflict`)."""
+        return self._answered(self._retrying(self.remote.update, obj, dry_run), dry_run)
 
     def update_status(self, obj: Obj, *, dry_run: bool = False) -> Obj:
-        """PUT the status subresource; the answer is applied."""
-        return self._answered(self._call(self.remote.update_status, obj, dry_run=dry_run), dry_run)
+        """PUT the status subresource; the answer is applied. Conflicts are retried as `update`'s."""
+        return self._answered(self._retrying(self.remote.update_status, obj, dry_run), dry_run)
+
+    def _retrying(self, write: Callable[..., Obj], obj: Obj, dry_run: bool) -> Obj:
+        """`write(obj)`; on a Conflict, when `obj` was made from the replica's copy of the same resourceVersion,
+        the change it makes to that copy is applied to the object read anew from the server and written again
+        (client-go's ``RetryOnConflict`` with ``DefaultRetry``). Other conflicts, and the last one, are raised."""
+        key = _key_of(obj)
+        base = self._objects.get(key, {}).get(_name(obj))
+        meta = obj.get("metadata") or {}
+        if base is None or (base.get("metadata") or {}).get("resourceVersion") != meta.get("resourceVersion"):
+            base = None  # not made from the replica's copy: its change is unknown
+        attempt = obj
+        delays = backoff_delays()
+        for step in range(len(delays) + 1):
+            try:
+                answer: Obj = self._call(write, attempt, dry_run=dry_run)
+                if step:
+                    self.conflicts_retried += 1
+                return answer
+            except Conflict:
+                if base is None or step == len(delays):
+                    raise
+            self.sleep(delays[step])
+            change = merge_diff(base, obj)
+            namespace, name = _name(obj)
+            fresh: Obj = self._call(self.remote.get, key, namespace, name)
+            log.info(
+                "%s %s/%s changed on the server meanwhile (resourceVersion %s): writing the change again",
+                key[1],
+                namespace,
+                name,
+                (fresh.get("metadata") or {}).get("resourceVersion"),
+            )
+            attempt = merge_patch(fresh, change)
+        raise AssertionError("unreachable")
 
     def patch(
         self,
@@ -455,9 +504,10 @@ class ClusterMirror:
         """PATCH (JSON merge patch) the object or its subresource; the answer is applied. An Event's patch,
         with an events sink, is queued for it (the answer is then the patch)."""
         if self.events is not None and not dry_run and key == _EVENT and subresource is None:
-            events, sink = self.events
+            writer, sink = self.event_writer, self.events[1]
+            assert writer is not None
             mine = copy.deepcopy(patch)
-            sink.submit(lambda: events.patch(key, namespace, name, mine))
+            sink.submit(lambda: writer.patch(namespace, name, mine))
             return mine
         doc = self._call(
             self.remote.patch, key, namespace, name, patch, subresource=subresource, dry_run=dry_run

@@ -15,7 +15,7 @@ from berth.api.watch import ResourceKey
 from berth.remote.client import KubeClient, ServerUnreachable
 from berth.remote.informer import kind_path
 
-__all__ = ["PreflightError", "check_cluster"]
+__all__ = ["PreflightError", "check_cluster", "serves"]
 
 _KINDS: dict[ResourceKey, KindInfo] = {(k.group, k.kind): k for k in all_kinds()}
 
@@ -60,3 +60,16 @@ def check_cluster(
         except StatusError as e:
             raise PreflightError(f"Error from server ({e.reason}): {e.message}") from None
     return missing
+
+
+def serves(client: KubeClient, group_version: str) -> bool:
+    """Whether the server serves `group_version` (``events.k8s.io/v1``): its discovery document answers (every
+    authenticated user may read discovery). An error other than NotFound counts as served: the writes that
+    follow report it."""
+    try:
+        client.request("GET", f"/apis/{group_version}")
+    except NotFound:
+        return False
+    except (ServerUnreachable, StatusError):
+        return True
+    return True

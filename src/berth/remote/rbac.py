@@ -5,8 +5,9 @@ Modelled on kube-scheduler's bootstrap policy (``system:kube-scheduler``): read 
 the informers follow, ``pods/binding`` create, ``pods/status`` patch, pod deletion for preemption, Event writes;
 plus what Berth's own components write: the eviction API (descheduler, PodMigrationJob controller), pod
 annotations (reservation allocation, explanations), Reservations (preemption, migration, garbage collection)
-and the ``status`` of Reservations, ElasticQuotas, PodGroups and PodMigrationJobs. Of the Lease, as client-go's
-``LeaseLock`` uses it, ``create`` (which RBAC cannot restrict to a name) and ``get``/``update`` of the one named
+and the ``status`` of Reservations, ElasticQuotas, PodGroups and PodMigrationJobs; and, for the metrics
+port's delegated authentication, TokenReviews and SubjectAccessReviews (``system:auth-delegator``). Of the
+Lease, as client-go's ``LeaseLock`` uses it, ``create`` (which RBAC cannot restrict to a name) and ``get``/``update`` of the one named
 Lease; kube-scheduler grants these cluster-wide with a note to scope them to ``kube-system``, so Berth's are a
 Role in the Lease's namespace, as kube-controller-manager's ``system::leader-locking-*`` Role is.
 """
@@ -41,10 +42,12 @@ def _rule(groups: list[str], resources: list[str], verbs: list[str], names: list
 def cluster_rules() -> list[Obj]:
     """The ClusterRole's rules: what `berth run` reads and writes at the cluster scope."""
     return [
-        # Events (v1) of the scheduler, controllers and descheduler; a repeated one is patched (its count)
-        _rule([""], ["events"], ["create", "patch"]),
-        # fundamental kinds, followed by the informers
-        _rule([""], ["nodes", "namespaces"], _READ),
+        # Events (events.k8s.io/v1, or v1 where not served) of the scheduler, controllers and descheduler; a
+        # repeated one is patched (its series or count)
+        _rule(["", "events.k8s.io"], ["events"], ["create", "patch"]),
+        # fundamental kinds, followed by the informers; Services, ReplicationControllers, ReplicaSets and
+        # StatefulSets for PodTopologySpread's default constraints (their selectors), as kube-scheduler's
+        _rule([""], ["nodes", "namespaces", "services", "replicationcontrollers"], _READ),
         # preemption deletes victims (and so may the PodMigrationJob controller); reservation allocation and
         # explanations annotate pods
         _rule([""], ["pods"], [*_READ, "delete", "patch"]),
@@ -54,7 +57,7 @@ def cluster_rules() -> list[Obj]:
         _rule(["scheduling.k8s.io"], ["priorityclasses"], _READ),
         _rule(["policy"], ["poddisruptionbudgets"], _READ),
         # the workloads of pods (migration, descheduler, topology spread's default constraints)
-        _rule(["apps"], ["replicasets", "deployments"], _READ),
+        _rule(["apps"], ["replicasets", "deployments", "statefulsets"], _READ),
         # Reservations: made by preemption and migration, labelled by migration, ended by their controller
         _rule([_KOORD], ["reservations"], [*_READ, "create", "update", "delete"]),
         _rule([_KOORD], ["reservations/status"], ["update"]),
@@ -64,6 +67,9 @@ def cluster_rules() -> list[Obj]:
         # scheduler-plugins' kinds, in their current and their older group
         _rule(list(_PLUGINS), ["elasticquotas", "podgroups"], _READ),
         _rule(list(_PLUGINS), ["elasticquotas/status", "podgroups/status"], ["patch"]),
+        # who may read /metrics: the reviews of delegated authentication (kube's system:auth-delegator)
+        _rule(["authentication.k8s.io"], ["tokenreviews"], ["create"]),
+        _rule(["authorization.k8s.io"], ["subjectaccessreviews"], ["create"]),
     ]
 
 

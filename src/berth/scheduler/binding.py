@@ -8,12 +8,19 @@ condition are written, and the pod goes back to the queue.
 
 Every outcome is timed from ``started``, the perf_counter() at the start of the pod's attempt, which the
 scheduling cycle passes on (a pod held at Permit keeps it in its ``Waiting`` entry).
+
+Where the store binds in the background (`deferred`: ``berth run``'s binder sends the ``pods/binding`` request
+later, off the scheduling thread), a Bind plugin's success only means the binding was queued: the cycle stays
+open (`in_flight`) until the store reports how the binding ended through `binding_done` — then it ends as an
+inline Bind would have: counted, ``Scheduled`` and PostBind on success; on a refusal Unreserve, the assumed pod
+forgotten, FailedScheduling and PodScheduled=False, and the pod queued again with backoff.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from berth.api.contracts import Recorder, Store
@@ -33,6 +40,19 @@ from berth.scheduler.stats import SchedulerStats
 from berth.scheduler.waiting import Waiting
 
 POD_KEY = ("", "Pod")
+
+
+@dataclass(frozen=True, slots=True)
+class InFlight:
+    """A binding cycle waiting for the store's answer to its background binding."""
+
+    fw: Framework
+    qp: QueuedPod
+    state: CycleState
+    pod: PodInfo
+    node: str
+    cycle: int
+    started: float
 
 
 class BindingCycle:
@@ -64,9 +84,9 @@ class BindingCycle:
         self.extenders = extenders if extenders is not None else Extenders()
         # told of every decision: (pod, node or "", status)
         self.on_decision: Callable[[PodInfo, str, Status], None] | None = None
-        # whether a bind records the Scheduled event; False where the store binds in the background and the
-        # binding's completion records it (kube records it once the API server has accepted the binding)
-        self.scheduled_events = True
+        # whether the store's bind only queues the binding (its outcome comes through binding_done)
+        self.deferred = False
+        self.in_flight: dict[str, InFlight] = {}
 
     # ----- permit -----------------------------------------------------------------------------
     def wait_on_permit(
@@ -120,6 +140,7 @@ class BindingCycle:
         """PreBind, Bind and PostBind ``pod`` to ``node`` (a pseudo pod's source binds it instead), then
         count and report the decision; a failure undoes the reservation and ends the attempt."""
         source = self._pseudo_source(fw, pod)
+        bound: Status | None = None
         if source is not None:
             s = source.bind_pseudo(state, pod, node)
         else:
@@ -132,29 +153,75 @@ class BindingCycle:
                 if s.is_skip():
                     s = Status(Code.ERROR, ("no bind plugin bound the pod",))
         if not s.is_success():
-            fw.run_unreserve(state, pod, node)
-            self.cache.forget(pod)
-            self.queue.move_all("Pod", "Delete")
-            self._requeue(qp)
-            self.fail(fw, qp, s, cycle, started, error=s.code == Code.ERROR)
+            self._bind_failed(InFlight(fw, qp, state, pod, node, cycle, started), s)
             return
+        if source is None and self.deferred and bound is None:  # queued by the store: binding_done ends it
+            self.in_flight[pod.uid] = InFlight(fw, qp, state, pod, node, cycle, started)
+            return
+        self._bound(fw, qp, state, pod, node, started, s, pseudo=source is not None)
+
+    def _bound(
+        self,
+        fw: Framework,
+        qp: QueuedPod,
+        state: CycleState,
+        pod: PodInfo,
+        node: str,
+        started: float,
+        s: Status,
+        *,
+        pseudo: bool,
+    ) -> None:
+        """A decision carried out: count it, record Scheduled and run PostBind (a real pod's)."""
         stats = self.stats
         stats.scheduled += 1
         stats.observe_attempt("scheduled", fw.profile_name, time.perf_counter() - started)
         stats.pod_attempts.observe(qp.attempts)
-        if source is None:
-            if self.scheduled_events:
-                self.events.event(
-                    pod.obj,
-                    "Normal",
-                    "Scheduled",
-                    scheduled_message(pod.namespace, pod.name, node),
-                    action="Binding",
-                    component=fw.profile_name,
-                )
+        if not pseudo:
+            self.events.event(
+                pod.obj,
+                "Normal",
+                "Scheduled",
+                scheduled_message(pod.namespace, pod.name, node),
+                action="Binding",
+                component=fw.profile_name,
+            )
             fw.run_post_bind(state, pod, node)
         if self.on_decision is not None:
             self.on_decision(pod, node, s)
+
+    def _bind_failed(self, b: InFlight, s: Status, *, assumed: bool = True) -> None:
+        """kube's handleBindingCycleError: Unreserve, forget the assumed pod, let the room it held retry the
+        others, and end the attempt as failed (the pod queued again with backoff). `assumed` False: the pod is
+        no longer assumed (its deletion, an event of the store, has released it already)."""
+        if assumed:
+            b.fw.run_unreserve(b.state, b.pod, b.node)
+            self.cache.forget(b.pod)
+            self.queue.move_all("Pod", "Delete")
+        self._requeue(b.qp)
+        self.fail(b.fw, b.qp, s, b.cycle, b.started, error=s.code == Code.ERROR)
+
+    def binding_done(self, uid: str, error: str | None) -> None:
+        """The store's answer to the background binding of pod `uid` (`deferred`): None when the API server
+        accepted it, else its refusal's message, which ends the cycle as a failed Bind plugin does
+        (``Binding rejected: <message>``). An unknown `uid` (no binding in flight) changes nothing."""
+        b = self.in_flight.pop(uid, None)
+        if b is None:
+            return
+        if error is None:
+            self._bound(b.fw, b.qp, b.state, b.pod, b.node, b.started, Status(), pseudo=False)
+            return
+        try:
+            current = self.store.get(POD_KEY, b.pod.namespace, b.pod.name)
+        except NotFound:
+            current = None
+        meta = (current or {}).get("metadata") or {}
+        if current is not None and meta.get("uid") == uid and (current.get("spec") or {}).get("nodeName"):
+            # bound meanwhile after all (kube: "pod has been assigned to node, abort adding it back to queue")
+            self.queue.delete(uid)
+            return
+        rejected = Status(Code.ERROR, (f"Binding rejected: {error}",))
+        self._bind_failed(b, rejected, assumed=self.cache.is_assumed(uid))
 
     def _pseudo_source(self, fw: Framework, pod: PodInfo) -> PseudoPodSource | None:
         if pod.kind == "Pod":

@@ -134,7 +134,7 @@ class SchedulingCycle:
             self._binding.fail(fw, qp, e.status, cycle, started, error=True)
             return
         if trace is not None:
-            self._finish_trace(fw, state, trace, node, failure)
+            self._finish_trace(fw, state, trace, pod, node, failure)
         if node is None:
             assert failure is not None
             # an extender's answers may change without a cluster event: its pods' twins are not held back
@@ -164,7 +164,13 @@ class SchedulingCycle:
         return trace
 
     def _finish_trace(
-        self, fw: Framework, state: CycleState, trace: CycleTrace, node: str | None, failure: Status | None
+        self,
+        fw: Framework,
+        state: CycleState,
+        trace: CycleTrace,
+        pod: PodInfo,
+        node: str | None,
+        failure: Status | None,
     ) -> None:
         """Complete ``trace`` with the outcome, hand it to the tracer, and stage its annotations."""
         if node is not None:
@@ -172,6 +178,12 @@ class SchedulingCycle:
         elif failure is not None:
             trace.failure = failure.message
         if trace.explained and self.tracer is not None:
+            for (
+                plugin
+            ) in fw.plugins.values():  # berth explain: the reservations the pod used or was refused by
+                explain = getattr(plugin, "explain_reservations", None)
+                if explain is not None:
+                    trace.reservations.extend(explain(state, pod, node or ""))
             self.tracer.record(trace)
         if fw.profile_name not in self._recording_profiles:
             return

@@ -46,6 +46,7 @@ from berth.scheduler.schedule_one import SchedulingCycle, num_feasible_nodes_to_
 from berth.scheduler.stats import ATTEMPT_DURATION_BUCKETS, Histogram, SchedulerStats
 from berth.scheduler.trace import Tracer, without_result_annotations
 from berth.scheduler.twins import TwinFailures, twin_key
+from berth.scheduler.unserved import UnservedPods
 from berth.scheduler.waiting import Waiting
 from berth.scheduler.whatif import WhatIf
 
@@ -114,6 +115,8 @@ class Scheduler:
             for p in self.config.profiles
         }
         self.whatif = WhatIf(self.frameworks, self.cache, self.nominator)
+        # simulate and serve warn about pending pods no profile serves (None: silent, as kube-scheduler)
+        self.unserved: UnservedPods | None = None
         self._object_plugins: dict[str, list[ObjectEventPlugin]] = {}
         for fw in self.frameworks.values():
             for plugin in fw.plugins.values():
@@ -222,6 +225,11 @@ class Scheduler:
         name = (pod.get("spec") or {}).get("schedulerName") or "default-scheduler"
         return name in self.frameworks
 
+    def warn_unserved(self) -> None:
+        """From now on, record a Warning Event for each pending pod whose schedulerName no profile serves
+        (Berth's addition for simulate and serve, where no other scheduler runs)."""
+        self.unserved = UnservedPods(self.store, self.events, self.frameworks)
+
     def handle_event(self, type_: str, obj: Mapping[str, Any]) -> None:
         """Feed one store change (ADDED / MODIFIED / DELETED) of a Pod, a Node or a kind plugins follow."""
         kind = obj.get("kind")
@@ -255,6 +263,8 @@ class Scheduler:
         if self.nominator and (type_ == "DELETED" or node) and self.nominator.node_of(uid):
             self.nominator.set(PodInfo(pod), "")
             was_nominated = True
+        if self.unserved is not None and (type_ == "DELETED" or node):
+            self.unserved.forget(uid)
         if type_ == "DELETED" or (node and is_terminal(pod)):
             w = self.waiting.get(uid)
             if w is not None:
@@ -285,7 +295,11 @@ class Scheduler:
             self.cache.set_pod(PodInfo(pod), node)
             self.queue.move_all("Pod", "Add" if old is None else "Update")
             return
-        if not self.responsible_for(pod) or meta.get("deletionTimestamp"):
+        if not self.responsible_for(pod):
+            if self.unserved is not None:
+                self.unserved.pending(pod)
+            return
+        if meta.get("deletionTimestamp"):
             return
         if self.cache.is_assumed(uid) or uid in self.waiting:
             return

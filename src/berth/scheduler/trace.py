@@ -47,6 +47,8 @@ class CycleTrace:
     selected: str = ""
     note: str = ""  # why scoring was skipped, if it was
     failure: str = ""  # the FailedScheduling message when no node was chosen
+    # reservations whose owners match the pod: name, node, result (allocated/matched/refused), reason
+    reservations: list[dict[str, str]] = field(default_factory=list)
     explained: bool = False  # a Tracer asked for this attempt
 
     def final_scores(self) -> dict[str, dict[str, int]]:
@@ -77,6 +79,7 @@ class CycleTrace:
             "selected": self.selected,
             "note": self.note,
             "failure": self.failure,
+            "reservations": self.reservations,
         }
 
     def annotations(self) -> dict[str, str]:

@@ -29,6 +29,7 @@ from starlette.requests import Request as HttpRequest
 from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from berth.api import safeyaml
 from berth.api.contracts import Store
 from berth.api.errors import (
     BadRequest,
@@ -41,7 +42,8 @@ from berth.api.errors import (
 )
 from berth.api.labels import LabelSelectorError, Selector, parse_selector
 from berth.api.watch import Watch, WatchEvent
-from berth.server import discovery, openapi, openapi_v2, protobuf, tables
+from berth.server import discovery, eventsv1, openapi, openapi_v2, protobuf, tables
+from berth.server.fieldvalidation import warning_header
 from berth.server.media import JSON_RANGES, accepted, media_type
 from berth.server.rest import Request, RestAPI, query_value, resolve
 from berth.store.fieldselector import FieldSelector, compile_field_selector
@@ -86,8 +88,8 @@ def _decode_body(raw: bytes, content_type: str) -> bytes:
         return json.dumps(protobuf.decode(raw)).encode()
     if media in ("application/yaml", "application/apply-patch+yaml", "text/yaml"):
         try:
-            doc = yaml.safe_load(raw)
-        except yaml.YAMLError as e:
+            doc = safeyaml.load_one(raw)
+        except (yaml.YAMLError, safeyaml.YAMLLimitError) as e:
             raise BadRequest(f"the request body is not valid YAML: {e}") from None
         return json.dumps(doc).encode()
     raise UnsupportedMediaType(
@@ -234,7 +236,7 @@ class ApiServer:
             body = _decode_body(raw, headers.get("content-type", ""))
         except StatusError as e:
             return _status_response(e)
-        code, doc = self.rest.handle(
+        code, doc, warnings = self.rest.handle_with_warnings(
             Request(
                 method,
                 path,
@@ -252,8 +254,12 @@ class ApiServer:
                 return _status_response(e)
             return _json_response(doc, code, tables.table_content_type(table))
         if accept and _protobuf_only(accept) and protobuf.is_registered(doc):
-            return Response(protobuf.encode(doc), status_code=code, media_type=protobuf.CONTENT_TYPE)
-        return _json_response(doc, code)
+            response = Response(protobuf.encode(doc), status_code=code, media_type=protobuf.CONTENT_TYPE)
+        else:
+            response = _json_response(doc, code)
+        for text in warnings:  # one Warning header each, as kube-apiserver writes them
+            response.raw_headers.append((b"warning", warning_header(text).encode()))
+        return response
 
     def _discovery(self, path: str, accept: str) -> tuple[dict[str, Any], str] | None:
         """The discovery document at `path` and its content type, or None when `path` names resources."""
@@ -284,6 +290,9 @@ class ApiServer:
         info = resolve(path).info
         is_list = str(doc.get("kind", "")).endswith("List") and "items" in doc
         objects = list(doc["items"]) if is_list else [doc]
+        if (info.group, info.kind) == eventsv1.KEY:  # the core Event's columns, as kube prints both
+            info = resolve(eventsv1.core_path(path)).info
+            objects = [eventsv1.to_core(o) for o in objects]
         return tables.table_for(
             objects,
             info,
@@ -298,6 +307,17 @@ class ApiServer:
         route = resolve(path)
         if route.name or route.subresource:
             raise NotFound(f"the server could not find the requested resource ({path})")
+        convert: Callable[[WatchEvent], WatchEvent] | None = None
+        if (route.info.group, route.info.kind) == eventsv1.KEY:  # the core Events, in the newer shape
+            shown = route.info
+            route = resolve(eventsv1.core_path(path))
+            fields_text = query_value(query, "fieldSelector")
+            if fields_text:
+                query = {**query, "fieldSelector": [eventsv1.to_core_fields(fields_text)]}
+
+            def convert(ev: WatchEvent) -> WatchEvent:
+                return WatchEvent(ev.type, eventsv1.to_events_v1(ev.object), ev.key, ev.revision)
+
         labels: Selector | None = None
         fields: FieldSelector | None = None
         try:
@@ -322,9 +342,8 @@ class ApiServer:
             seconds = float(timeout) if timeout else None
         except ValueError:
             raise BadRequest(f'invalid timeoutSeconds "{timeout}"') from None
-        stream = self._events(
-            watch, labels, fields, bookmarks, route.info.api_version, route.info.kind, seconds
-        )
+        info = route.info if convert is None else shown
+        stream = self._events(watch, labels, fields, bookmarks, info.api_version, info.kind, seconds, convert)
         return StreamingResponse(stream, media_type="application/json")
 
     def _line(self, ev: WatchEvent) -> bytes:
@@ -347,9 +366,11 @@ class ApiServer:
         api_version: str,
         kind: str,
         timeout: float | None,
+        convert: Callable[[WatchEvent], WatchEvent] | None = None,
     ) -> AsyncIterator[bytes]:
         """The watch's events as JSON lines until the server stops or `timeout` seconds have passed (the
-        client's timeoutSeconds: it then watches again from the last resourceVersion it saw)."""
+        client's timeoutSeconds: it then watches again from the last resourceVersion it saw); `convert`
+        gives each event another shape (not kept for other watchers)."""
         ready = asyncio.Event()
         watch.on_ready = ready.set
         loop = asyncio.get_running_loop()
@@ -357,7 +378,11 @@ class ApiServer:
         try:
             while not self.stopping.is_set() and (deadline is None or loop.time() < deadline):
                 events = watch.poll()
-                lines = [self._line(ev) for ev in events if _selected(ev, labels, fields)]
+                selected = [ev for ev in events if _selected(ev, labels, fields)]
+                if convert is None:
+                    lines = [self._line(ev) for ev in selected]
+                else:
+                    lines = [_line(convert(ev)) for ev in selected]
                 if lines:
                     self.flush()  # a watcher sees only durable writes
                     yield b"".join(lines)

@@ -22,7 +22,7 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
-from berth.api.kinds import KindInfo, all_kinds
+from berth.api.kinds import BUILTIN_GROUPS, KindInfo, all_kinds
 from berth.server.media import JSON_RANGES, accepted
 
 __all__ = [
@@ -41,7 +41,7 @@ __all__ = [
 AGGREGATED_VERSIONS = ("v2", "v2beta1")
 """The ``apidiscovery.k8s.io`` versions of the aggregated document served (kubectl 1.30+ asks for v2)."""
 
-_BUILTIN_GROUPS = ("", "apps", "policy", "scheduling.k8s.io", "coordination.k8s.io")
+_BUILTIN_GROUPS = BUILTIN_GROUPS
 """Groups kube-apiserver itself serves, in its group priority order (after the core group)."""
 
 _NOT_SERVED = frozenset({"berth.dev"})
@@ -51,6 +51,13 @@ _CATEGORIES: Mapping[tuple[str, str], tuple[str, ...]] = {
     ("", "pods"): ("all",),
     ("apps", "replicasets"): ("all",),
     ("apps", "deployments"): ("all",),
+    ("apps", "statefulsets"): ("all",),
+    ("apps", "daemonsets"): ("all",),
+    ("", "services"): ("all",),
+    ("", "replicationcontrollers"): ("all",),
+    ("autoscaling", "horizontalpodautoscalers"): ("all",),
+    ("batch", "jobs"): ("all",),
+    ("batch", "cronjobs"): ("all",),
 }
 
 _BUILTIN_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
@@ -108,7 +115,7 @@ def _subresources(k: KindInfo) -> list[tuple[str, str, str, str, tuple[str, ...]
     if k.group == "" and k.kind == "Pod":
         subs.append(("binding", "", "", "Binding", ("create",)))
         subs.append(("eviction", "policy", "v1", "Eviction", ("create",)))
-    if k.group == "apps" and k.kind in ("ReplicaSet", "Deployment"):
+    if k.group == "apps" and k.kind in ("ReplicaSet", "Deployment", "StatefulSet"):
         subs.append(("scale", "autoscaling", "v1", "Scale", _SUBRESOURCE_VERBS))
     if k.has_status:
         subs.append(("status", "", "", k.kind, _SUBRESOURCE_VERBS))

@@ -59,7 +59,7 @@ def subresources(k: KindInfo) -> tuple[Subresource, ...]:
             Subresource(k, "binding", "", "v1", "Binding", ("post",)),
             Subresource(k, "eviction", "policy", "v1", "Eviction", ("post",)),
         )
-    if (k.group, k.kind) in (("apps", "Deployment"), ("apps", "ReplicaSet")):
+    if (k.group, k.kind) in (("apps", "Deployment"), ("apps", "ReplicaSet"), ("apps", "StatefulSet")):
         return (Subresource(k, "scale", "autoscaling", "v1", "Scale", ("get", "put", "patch")),)
     return ()
 

@@ -74,6 +74,16 @@ DEFINITION_TEXT: Final[Mapping[str, str]] = {
         "Declarative updates for pods: manages ReplicaSets, rolling from one pod template to the next."
     ),
     "coordination.Lease": "A lock held by one holder for a time, used for leader election and heartbeats.",
+    "apps.StatefulSet": (
+        "Runs pods with stable, ordered identities (<name>-0, <name>-1, ...), created and removed in order."
+    ),
+    "apps.DaemonSet": "Runs one pod from its template on every node that its pods may run on.",
+    "core.Service": (
+        "A stable name and address for the pods its selector picks; its selector also spreads them by default."
+    ),
+    "core.PersistentVolumeClaim": "A request for storage, bound to a PersistentVolume that satisfies it.",
+    "batch.Job": "Runs pods from its template until a number of them succeed, retrying failed ones up to a limit.",
+    "batch.CronJob": "Creates a Job from its template at each time of a cron schedule.",
     "autoscaling.Scale": "The replica count of a scalable object, read and written through its scale subresource.",
     "meta.Status": "The result of an operation that returns no object, such as an error or a deletion.",
     "meta.DeleteOptions": "Options of a delete: grace period, preconditions, propagation to dependents, dry run.",
@@ -138,6 +148,24 @@ FIELD_TEXT: Final[Mapping[str, Mapping[str, str]]] = {
     },
     "policy.PodDisruptionBudget": {"spec": _SPEC, "status": _STATUS},
     "coordination.Lease": {"spec": "The lease's holder and timing."},
+    "apps.StatefulSet": {
+        "spec": "The pods the set should run, their order and their volume claims.",
+        "status": "The pods the set runs now, written by its controller.",
+    },
+    "apps.DaemonSet": {
+        "spec": "The pods to run on each eligible node.",
+        "status": "How many nodes run the daemon pod, written by its controller.",
+    },
+    "core.Service": {"spec": _SPEC, "status": _STATUS},
+    "core.PersistentVolumeClaim": {"spec": _SPEC, "status": _STATUS},
+    "batch.Job": {
+        "spec": "The pods the job runs: how many must succeed, how many at once, and when it gives up.",
+        "status": "The job's pods by outcome, and its conditions, written by the job controller.",
+    },
+    "batch.CronJob": {
+        "spec": "The schedule, and the template of the Jobs it creates.",
+        "status": "The Jobs running now and when the last one was scheduled, written by its controller.",
+    },
     "autoscaling.Scale": {"spec": "The desired replica count.", "status": _STATUS},
     "core.Binding": {"target": "The node to bind the pod to (kind Node and its name)."},
     "policy.Eviction": {"deleteOptions": "How the pod is deleted once the eviction is allowed."},

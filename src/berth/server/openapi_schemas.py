@@ -49,6 +49,7 @@ from berth.server.openapi_descriptions import (
     list_items,
     list_text,
 )
+from berth.server.openapi_stored import stored_definition_name, stored_definitions
 from berth.server.protobuf_schema import KINDS, MESSAGES, OPTIONS_KINDS
 
 __all__ = [
@@ -85,6 +86,7 @@ _PACKAGES: Mapping[str, str] = {
     "autoscaling": "io.k8s.api.autoscaling.v1",
     "scheduling": "io.k8s.api.scheduling.v1",
     "coordination": "io.k8s.api.coordination.v1",
+    "batch": "io.k8s.api.batch.v1",
     "meta": _META,
 }
 """The prefix of `protobuf_schema`'s message names → kube's definition namespace."""
@@ -183,7 +185,7 @@ def definition_name(group: str, version: str, kind: str) -> str | None:
     base = kind.removesuffix("List")
     if (group, version, base) in openapi_crds.SCHEMAS:
         return f"{_crd_prefix(group, version)}.{kind}"
-    return None
+    return stored_definition_name(group, version, kind)
 
 
 def kind_definition(k: KindInfo) -> str:
@@ -450,7 +452,7 @@ def _crd_v3() -> dict[str, dict[str, Any]]:
 @functools.cache
 def definitions_v3() -> dict[str, dict[str, Any]]:
     """Every definition, OpenAPI v3 form (references to ``#/components/schemas/``), sorted by name."""
-    return dict(sorted({**_builtin_v3(), **_crd_v3()}.items()))
+    return dict(sorted({**_builtin_v3(), **_crd_v3(), **stored_definitions()}.items()))
 
 
 def closure(names: Iterable[str]) -> dict[str, dict[str, Any]]:
@@ -538,4 +540,6 @@ def definitions_v2() -> dict[str, dict[str, Any]]:
             out[name] = _v2_refs(schema)
     for (group, version, kind), body in openapi_crds.SCHEMAS.items():
         out.update({n: _v2_refs(s) for n, s in _crd_definitions(group, version, kind, crd_v2(body)).items()})
+    # as apiextensions-apiserver publishes a schema that preserves unknown fields: no properties in v2
+    out.update({n: _v2_refs(crd_v2(s)) for n, s in stored_definitions().items()})
     return dict(sorted(out.items()))

@@ -1299,3 +1299,314 @@ OPTIONS_KINDS: Final[dict[str, str]] = {
     "DeleteOptions": "meta.DeleteOptions",
     "WatchEvent": "meta.WatchEvent",
 }
+
+# --- StatefulSet, DaemonSet (apps/v1) and Service (v1): the built-in kinds besides the above that Berth models
+# (k8s.io/api apps/v1 and core/v1 generated.proto, flags from the Go struct tags in types.go)
+MESSAGES.update(
+    {
+        "apps.StatefulSet": {
+            1: ("metadata", "meta.ObjectMeta", ""),
+            2: ("spec", "apps.StatefulSetSpec", ""),
+            3: ("status", "apps.StatefulSetStatus", ""),
+        },
+        "apps.StatefulSetSpec": {
+            1: ("replicas", "int32", "p"),
+            2: ("selector", "meta.LabelSelector", "p"),
+            3: ("template", "core.PodTemplateSpec", "z"),
+            4: ("volumeClaimTemplates", "[]core.PersistentVolumeClaim", ""),
+            5: ("serviceName", "string", "z"),
+            6: ("podManagementPolicy", "string", ""),
+            7: ("updateStrategy", "apps.StatefulSetUpdateStrategy", ""),
+            8: ("revisionHistoryLimit", "int32", "p"),
+            9: ("minReadySeconds", "int32", ""),
+            10: (
+                "persistentVolumeClaimRetentionPolicy",
+                "apps.StatefulSetPersistentVolumeClaimRetentionPolicy",
+                "p",
+            ),
+            11: ("ordinals", "apps.StatefulSetOrdinals", "p"),
+        },
+        "apps.StatefulSetUpdateStrategy": {
+            1: ("type", "string", ""),
+            2: ("rollingUpdate", "apps.RollingUpdateStatefulSetStrategy", "p"),
+        },
+        "apps.RollingUpdateStatefulSetStrategy": {
+            1: ("partition", "int32", "p"),
+            2: ("maxUnavailable", "IntOrString", "p"),
+        },
+        "apps.StatefulSetPersistentVolumeClaimRetentionPolicy": {
+            1: ("whenDeleted", "string", ""),
+            2: ("whenScaled", "string", ""),
+        },
+        "apps.StatefulSetOrdinals": {
+            1: ("start", "int32", "z"),
+        },
+        "apps.StatefulSetStatus": {
+            1: ("observedGeneration", "int64", ""),
+            2: ("replicas", "int32", "z"),
+            3: ("readyReplicas", "int32", ""),
+            4: ("currentReplicas", "int32", ""),
+            5: ("updatedReplicas", "int32", ""),
+            6: ("currentRevision", "string", ""),
+            7: ("updateRevision", "string", ""),
+            9: ("collisionCount", "int32", "p"),
+            10: ("conditions", "[]apps.StatefulSetCondition", ""),
+            11: ("availableReplicas", "int32", "z"),
+        },
+        "apps.StatefulSetCondition": {
+            1: ("type", "string", "z"),
+            2: ("status", "string", "z"),
+            3: ("lastTransitionTime", "Time", ""),
+            4: ("reason", "string", ""),
+            5: ("message", "string", ""),
+        },
+        "apps.DaemonSet": {
+            1: ("metadata", "meta.ObjectMeta", ""),
+            2: ("spec", "apps.DaemonSetSpec", ""),
+            3: ("status", "apps.DaemonSetStatus", ""),
+        },
+        "apps.DaemonSetSpec": {
+            1: ("selector", "meta.LabelSelector", "p"),
+            2: ("template", "core.PodTemplateSpec", "z"),
+            3: ("updateStrategy", "apps.DaemonSetUpdateStrategy", ""),
+            4: ("minReadySeconds", "int32", ""),
+            6: ("revisionHistoryLimit", "int32", "p"),
+        },
+        "apps.DaemonSetUpdateStrategy": {
+            1: ("type", "string", ""),
+            2: ("rollingUpdate", "apps.RollingUpdateDaemonSet", "p"),
+        },
+        "apps.RollingUpdateDaemonSet": {
+            1: ("maxUnavailable", "IntOrString", "p"),
+            2: ("maxSurge", "IntOrString", "p"),
+        },
+        "apps.DaemonSetStatus": {
+            1: ("currentNumberScheduled", "int32", "z"),
+            2: ("numberMisscheduled", "int32", "z"),
+            3: ("desiredNumberScheduled", "int32", "z"),
+            4: ("numberReady", "int32", "z"),
+            5: ("observedGeneration", "int64", ""),
+            6: ("updatedNumberScheduled", "int32", ""),
+            7: ("numberAvailable", "int32", ""),
+            8: ("numberUnavailable", "int32", ""),
+            9: ("collisionCount", "int32", "p"),
+            10: ("conditions", "[]apps.DaemonSetCondition", ""),
+        },
+        "apps.DaemonSetCondition": {
+            1: ("type", "string", "z"),
+            2: ("status", "string", "z"),
+            3: ("lastTransitionTime", "Time", ""),
+            4: ("reason", "string", ""),
+            5: ("message", "string", ""),
+        },
+        "core.PersistentVolumeClaim": {
+            1: ("metadata", "meta.ObjectMeta", ""),
+            2: ("spec", "core.PersistentVolumeClaimSpec", ""),
+            3: ("status", "core.PersistentVolumeClaimStatus", ""),
+        },
+        "core.PersistentVolumeClaimStatus": {
+            1: ("phase", "string", ""),
+            2: ("accessModes", "[]string", ""),
+            3: ("capacity", "{}Quantity", ""),
+            4: ("conditions", "[]core.PersistentVolumeClaimCondition", ""),
+            5: ("allocatedResources", "{}Quantity", ""),
+            7: ("allocatedResourceStatuses", "{}string", ""),
+            8: ("currentVolumeAttributesClassName", "string", "p"),
+            9: ("modifyVolumeStatus", "core.ModifyVolumeStatus", "p"),
+            10: ("healthStatus", "core.VolumeHealthStatus", "p"),
+        },
+        "core.PersistentVolumeClaimCondition": {
+            1: ("type", "string", "z"),
+            2: ("status", "string", "z"),
+            3: ("lastProbeTime", "Time", ""),
+            4: ("lastTransitionTime", "Time", ""),
+            5: ("reason", "string", ""),
+            6: ("message", "string", ""),
+        },
+        "core.ModifyVolumeStatus": {
+            1: ("targetVolumeAttributesClassName", "string", ""),
+            2: ("status", "string", "z"),
+        },
+        "core.VolumeHealthStatus": {
+            1: ("healthConditions", "[]core.VolumeHealthCondition", ""),
+            2: ("lastTransitionTime", "Time", ""),
+        },
+        "core.Service": {
+            1: ("metadata", "meta.ObjectMeta", ""),
+            2: ("spec", "core.ServiceSpec", ""),
+            3: ("status", "core.ServiceStatus", ""),
+        },
+        "core.ServiceSpec": {
+            1: ("ports", "[]core.ServicePort", ""),
+            2: ("selector", "{}string", ""),
+            3: ("clusterIP", "string", ""),
+            4: ("type", "string", ""),
+            5: ("externalIPs", "[]string", ""),
+            7: ("sessionAffinity", "string", ""),
+            8: ("loadBalancerIP", "string", ""),
+            9: ("loadBalancerSourceRanges", "[]string", ""),
+            10: ("externalName", "string", ""),
+            11: ("externalTrafficPolicy", "string", ""),
+            12: ("healthCheckNodePort", "int32", ""),
+            13: ("publishNotReadyAddresses", "bool", ""),
+            14: ("sessionAffinityConfig", "core.SessionAffinityConfig", "p"),
+            17: ("ipFamilyPolicy", "string", "p"),
+            18: ("clusterIPs", "[]string", ""),
+            19: ("ipFamilies", "[]string", ""),
+            20: ("allocateLoadBalancerNodePorts", "bool", "p"),
+            21: ("loadBalancerClass", "string", "p"),
+            22: ("internalTrafficPolicy", "string", "p"),
+            23: ("trafficDistribution", "string", "p"),
+        },
+        "core.ServicePort": {
+            1: ("name", "string", ""),
+            2: ("protocol", "string", ""),
+            3: ("port", "int32", "z"),
+            4: ("targetPort", "IntOrString", ""),
+            5: ("nodePort", "int32", ""),
+            6: ("appProtocol", "string", "p"),
+        },
+        "core.SessionAffinityConfig": {
+            1: ("clientIP", "core.ClientIPConfig", "p"),
+        },
+        "core.ClientIPConfig": {
+            1: ("timeoutSeconds", "int32", "p"),
+        },
+        "core.ServiceStatus": {
+            1: ("loadBalancer", "core.LoadBalancerStatus", ""),
+            2: ("conditions", "[]meta.Condition", ""),
+        },
+        "core.LoadBalancerStatus": {
+            1: ("ingress", "[]core.LoadBalancerIngress", ""),
+        },
+        "core.LoadBalancerIngress": {
+            1: ("ip", "string", ""),
+            2: ("hostname", "string", ""),
+            3: ("ipMode", "string", "p"),
+            4: ("ports", "[]core.PortStatus", ""),
+        },
+        "core.PortStatus": {
+            1: ("port", "int32", "z"),
+            2: ("protocol", "string", "z"),
+            3: ("error", "string", "p"),
+        },
+    }
+)
+for _api_version, _kind, _item in (
+    ("apps/v1", "StatefulSet", "apps.StatefulSet"),
+    ("apps/v1", "DaemonSet", "apps.DaemonSet"),
+    ("v1", "Service", "core.Service"),
+    ("v1", "PersistentVolumeClaim", "core.PersistentVolumeClaim"),
+):
+    KINDS[(_api_version, _kind)] = _item
+    MESSAGES[f"{_item}List"] = {1: ("metadata", "meta.ListMeta", ""), 2: ("items", f"[]{_item}", "z")}
+    KINDS[(_api_version, f"{_kind}List")] = f"{_item}List"
+
+# --- Job and CronJob (batch/v1): k8s.io/api batch/v1 generated.proto (kube 1.32), flags from the Go struct tags
+MESSAGES.update(
+    {
+        "batch.Job": {
+            1: ("metadata", "meta.ObjectMeta", ""),
+            2: ("spec", "batch.JobSpec", ""),
+            3: ("status", "batch.JobStatus", ""),
+        },
+        "batch.JobSpec": {
+            1: ("parallelism", "int32", "p"),
+            2: ("completions", "int32", "p"),
+            3: ("activeDeadlineSeconds", "int64", "p"),
+            4: ("selector", "meta.LabelSelector", "p"),
+            5: ("manualSelector", "bool", "p"),
+            6: ("template", "core.PodTemplateSpec", "z"),
+            7: ("backoffLimit", "int32", "p"),
+            8: ("ttlSecondsAfterFinished", "int32", "p"),
+            9: ("completionMode", "string", "p"),
+            10: ("suspend", "bool", "p"),
+            11: ("podFailurePolicy", "batch.PodFailurePolicy", "p"),
+            12: ("backoffLimitPerIndex", "int32", "p"),
+            13: ("maxFailedIndexes", "int32", "p"),
+            14: ("podReplacementPolicy", "string", "p"),
+            15: ("managedBy", "string", "p"),
+            16: ("successPolicy", "batch.SuccessPolicy", "p"),
+        },
+        "batch.JobStatus": {
+            1: ("conditions", "[]batch.JobCondition", ""),
+            2: ("startTime", "Time", "p"),
+            3: ("completionTime", "Time", "p"),
+            4: ("active", "int32", ""),
+            5: ("succeeded", "int32", ""),
+            6: ("failed", "int32", ""),
+            7: ("completedIndexes", "string", ""),
+            8: ("uncountedTerminatedPods", "batch.UncountedTerminatedPods", "p"),
+            9: ("ready", "int32", "p"),
+            10: ("failedIndexes", "string", "p"),
+            11: ("terminating", "int32", "p"),
+        },
+        "batch.JobCondition": {
+            1: ("type", "string", "z"),
+            2: ("status", "string", "z"),
+            3: ("lastProbeTime", "Time", ""),
+            4: ("lastTransitionTime", "Time", ""),
+            5: ("reason", "string", ""),
+            6: ("message", "string", ""),
+        },
+        "batch.UncountedTerminatedPods": {
+            1: ("succeeded", "[]string", ""),
+            2: ("failed", "[]string", ""),
+        },
+        "batch.PodFailurePolicy": {
+            1: ("rules", "[]batch.PodFailurePolicyRule", "z"),
+        },
+        "batch.PodFailurePolicyRule": {
+            1: ("action", "string", "z"),
+            2: ("onExitCodes", "batch.PodFailurePolicyOnExitCodesRequirement", "p"),
+            3: ("onPodConditions", "[]batch.PodFailurePolicyOnPodConditionsPattern", ""),
+        },
+        "batch.PodFailurePolicyOnExitCodesRequirement": {
+            1: ("containerName", "string", "p"),
+            2: ("operator", "string", "z"),
+            3: ("values", "[]int32", "z"),
+        },
+        "batch.PodFailurePolicyOnPodConditionsPattern": {
+            1: ("type", "string", "z"),
+            2: ("status", "string", "z"),
+        },
+        "batch.SuccessPolicy": {
+            1: ("rules", "[]batch.SuccessPolicyRule", "z"),
+        },
+        "batch.SuccessPolicyRule": {
+            1: ("succeededIndexes", "string", "p"),
+            2: ("succeededCount", "int32", "p"),
+        },
+        "batch.JobTemplateSpec": {
+            1: ("metadata", "meta.ObjectMeta", ""),
+            2: ("spec", "batch.JobSpec", ""),
+        },
+        "batch.CronJob": {
+            1: ("metadata", "meta.ObjectMeta", ""),
+            2: ("spec", "batch.CronJobSpec", ""),
+            3: ("status", "batch.CronJobStatus", ""),
+        },
+        "batch.CronJobSpec": {
+            1: ("schedule", "string", "z"),
+            2: ("startingDeadlineSeconds", "int64", "p"),
+            3: ("concurrencyPolicy", "string", ""),
+            4: ("suspend", "bool", "p"),
+            5: ("jobTemplate", "batch.JobTemplateSpec", "z"),
+            6: ("successfulJobsHistoryLimit", "int32", "p"),
+            7: ("failedJobsHistoryLimit", "int32", "p"),
+            8: ("timeZone", "string", "p"),
+        },
+        "batch.CronJobStatus": {
+            1: ("active", "[]core.ObjectReference", ""),
+            4: ("lastScheduleTime", "Time", "p"),
+            5: ("lastSuccessfulTime", "Time", "p"),
+        },
+    }
+)
+for _kind in ("Job", "CronJob"):
+    KINDS[("batch/v1", _kind)] = f"batch.{_kind}"
+    MESSAGES[f"batch.{_kind}List"] = {
+        1: ("metadata", "meta.ListMeta", ""),
+        2: ("items", f"[]batch.{_kind}", "z"),
+    }
+    KINDS[("batch/v1", f"{_kind}List")] = f"batch.{_kind}List"

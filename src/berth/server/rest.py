@@ -50,12 +50,20 @@ from berth.api.patches import (
     smp_schema,
     strategic_merge_patch,
 )
+from berth.server import eventsv1
 from berth.server.deleteoptions import delete_options
 from berth.server.fieldmanager import (
     manager_or_user_agent,
     record_scale,
     record_update,
     validate_field_manager,
+)
+from berth.server.fieldvalidation import (
+    decode_applied,
+    decode_body,
+    decode_patched,
+    field_validation,
+    go_value,
 )
 from berth.server.listing import ListSnapshots, list_options, page_of
 from berth.server.media import media_type
@@ -64,7 +72,7 @@ from berth.store.mergepatch import merge_patch
 
 Obj = dict[str, Any]
 Query = Mapping[str, Sequence[str]]
-_SCALABLE = frozenset({"ReplicaSet", "Deployment"})
+_SCALABLE = frozenset({"ReplicaSet", "Deployment", "StatefulSet"})
 
 
 def _body_for(route: Route, obj: Obj) -> Obj:
@@ -362,20 +370,31 @@ class RestAPI:
         five minutes)."""
         self.store = store
         self.snapshots = snapshots if snapshots is not None else ListSnapshots()
+        self._warnings: list[str] = []
 
     def handle(self, request: Request) -> tuple[int, Obj]:
         """(HTTP code, JSON body) for ``request``; API errors become metav1.Status bodies."""
+        code, doc, _ = self.handle_with_warnings(request)
+        return code, doc
+
+    def handle_with_warnings(self, request: Request) -> tuple[int, Obj, list[str]]:
+        """(HTTP code, JSON body, warnings) for ``request``: the warnings are the texts of the response's
+        ``Warning`` headers (unknown fields under ``fieldValidation=Warn``)."""
+        self._warnings = []
         try:
-            return self._dispatch(request)
+            code, doc = self._dispatch(request)
         except StatusError as e:
-            return e.code, e.to_status()
+            code, doc = e.code, e.to_status()
         except UnknownKindError as e:
             err = BadRequest(str(e))
-            return err.code, err.to_status()
+            code, doc = err.code, err.to_status()
+        return code, doc, self._warnings
 
     def _dispatch(self, req: Request) -> tuple[int, Obj]:
         route = resolve(req.path)
         key = (route.info.group, route.info.kind)
+        if key == eventsv1.KEY:  # the core Events, in the newer shape
+            return eventsv1.handle(self._dispatch, req)
         method = req.method.upper()
         if route.subresource in ("eviction", "binding"):
             if method != "POST" or route.info.kind != "Pod":
@@ -393,11 +412,13 @@ class RestAPI:
         if method == "POST" and not route.name:
             dry, manager = _write_options(req.query, "CreateOptions")
             obj = _body_for(route, _json_body(req.body))
+            obj = decode_body(obj, field_validation(req.query), route.info.kind, self._warnings)
             obj = self._track(route, None, obj, manager_or_user_agent(manager, req.user_agent))
             return 201, self.store.create(obj, dry_run=dry)
         if method == "PUT" and route.name:
             dry, manager = _write_options(req.query, "UpdateOptions")
             obj = _body_for(route, _json_body(req.body))
+            obj = decode_body(obj, field_validation(req.query), route.info.kind, self._warnings)
             manager = manager_or_user_agent(manager, req.user_agent)
             if route.subresource == "status":
                 if not route.info.has_status:
@@ -594,7 +615,27 @@ class RestAPI:
             mutate = partial(strategic_merge_patch, patch=_json_body(req.body), schema=schema)
         else:
             mutate = partial(merge_patch, patch=_json_body(req.body))
+        mutate = self._decoding(mutate, req, by_path=media == STRATEGIC_MERGE_PATCH)
         return self._patch_current(route, mutate, manager_or_user_agent(manager, req.user_agent), dry)
+
+    def _decoding(self, mutate: Callable[[Obj], Any], req: Request, *, by_path: bool) -> Callable[[Obj], Any]:
+        """`mutate` followed by the request's fieldValidation of the patched object (the patch shown as kube's
+        Invalid shows it: Go's map of a strategic merge patch, else the patched object's JSON)."""
+        directive = field_validation(req.query)
+        start = len(self._warnings)
+
+        def patched(current: Obj) -> Any:
+            result = mutate(current)
+            del self._warnings[start:]  # a retried patch warns once
+
+            def shown() -> str:
+                if by_path:
+                    return go_value(_json_document(req.body))
+                return json.dumps(result, separators=(",", ":"), ensure_ascii=False)
+
+            return decode_patched(result, directive, self._warnings, shown, by_path=by_path)
+
+        return patched
 
     def _track(self, route: Route, current: Obj | None, obj: Obj, manager: str, subresource: str = "") -> Obj:
         """`obj` (a private top-level and metadata copy) with the managedFields `manager`'s write records."""
@@ -631,7 +672,7 @@ class RestAPI:
         force = _force(req.query)
         info = route.info
         key = (info.group, info.kind)
-        config = _body_for(route, _json_body(req.body))
+        config = decode_applied(_body_for(route, _json_body(req.body)), apply_schema(*key))
         wanted = config["metadata"].get("resourceVersion")
         apply = partial(
             server_side_apply,

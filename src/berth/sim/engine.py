@@ -16,7 +16,7 @@ from berth.api.kinds import lookup_kind
 from berth.api.manifest import Manifest
 from berth.clock import SimClock
 from berth.controlplane.plane import ControlPlane, install_admission
-from berth.descheduler.drain import DrainError, DrainResult, cordon, drain, uncordon
+from berth.descheduler.drain import DrainError, DrainResult, cordon, drain, failure_lines, uncordon
 from berth.scheduler.framework.config import SchedulerConfig
 from berth.scheduler.framework.registry import Registry
 from berth.sim.scenario import ObjectRef, Plan, Step, build_plan
@@ -52,10 +52,12 @@ class Simulation(ControlPlane):
         store = MemoryStore(clock=clock, seed=seed, history_size=WATCH_HISTORY)
         install_admission(store)
         super().__init__(store, clock, config=config, seed=seed, registry=registry)
+        self.warn_unserved()
         self.clock: SimClock = clock
         self.drains: list[DrainResult] = []
         self.step_errors: list[str] = []
         self.on_step: Callable[[Step], None] | None = None
+        self.on_tick: Callable[[], None] | None = None  # told of every jump of the virtual clock (progress)
 
     # ----- applying steps ------------------------------------------------------------------
     def apply_step(self, step: Step) -> None:
@@ -107,6 +109,9 @@ class Simulation(ControlPlane):
                     force=spec.force,
                     grace_period_seconds=spec.grace_period_seconds,
                     prefer_avoid=spec.prefer_avoid_pods,
+                    ignore_daemonsets=spec.ignore_daemonsets,
+                    delete_emptydir_data=spec.delete_emptydir_data,
+                    pod_selector=spec.pod_selector,
                     on_done=self._drain_done,
                 )
             except DrainError as e:
@@ -118,9 +123,17 @@ class Simulation(ControlPlane):
                 self._refused(step, e)
 
     def _drain_done(self, result: DrainResult) -> None:
-        """Keep a finished drain's result; a failed one is reported like kubectl reports it."""
+        """Keep a finished drain's result; a failed one is reported like kubectl reports it: the pods still on
+        the node, each with what held it (the PodDisruptionBudget causes of its last refused eviction, Berth's
+        addition), then the drain's error."""
         self.drains.append(result)
         if not result.ok:
+            lines = failure_lines(result)
+            if lines:
+                self.step_errors.append(f"at {result.finished:g}s: {lines[0]}")
+                for ref, line in zip(result.pending, lines[1:], strict=True):
+                    held = result.blocked.get(ref)
+                    self.step_errors.append(f"{line} (blocked: {'; '.join(held)})" if held else line)
             self.step_errors.append(
                 f'at {result.finished:g}s: error: unable to drain node "{result.node}" due to error: '
                 f"{result.error}, continuing command..."
@@ -139,14 +152,14 @@ class Simulation(ControlPlane):
             if nxt is None or nxt > until:
                 break
             self.clock.step()
+            if self.on_tick is not None:
+                self.on_tick()
         self.clock.run(until=until)  # advances the time; nothing left to run before ``until``
         self.run_until_idle()
 
     def run(self, plan: Plan, until: float | None = None) -> RunResult:
         """Run ``plan`` to ``until`` (default: the plan's own end, else 10 minutes after its last step)."""
-        end = until if until is not None else plan.until
-        if end is None:
-            end = plan.last_step_at + DEFAULT_TAIL
+        end = run_end(plan, until)
         for step in plan.steps:
             self.clock.call_at(step.at, _bound(self.apply_step, step), -1)
         t0 = time.perf_counter()
@@ -162,6 +175,13 @@ class Simulation(ControlPlane):
     def objects(self) -> list[dict[str, Any]]:
         """Every object in the store, sorted by kind, namespace, name."""
         return self.store.all_objects()
+
+
+def run_end(plan: Plan, until: float | None = None) -> float:
+    """The virtual time a run of ``plan`` ends at: ``until``, else the plan's own end, else 10 minutes after
+    its last step."""
+    end = until if until is not None else plan.until
+    return plan.last_step_at + DEFAULT_TAIL if end is None else end
 
 
 def _bound(fn: Callable[[Step], None], step: Step) -> Callable[[], None]:

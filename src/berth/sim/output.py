@@ -118,6 +118,42 @@ TABLES: dict[str, Callable[[bool], Columns]] = {
         [p.NAMESPACE, p.NAME, p.DEPLOYMENT_READY, p.DEPLOYMENT_UP_TO_DATE, p.DEPLOYMENT_AVAILABLE, p.AGE],
         [p.CONTAINERS, p.IMAGES, p.DEPLOYMENT_SELECTOR],
     ),
+    "StatefulSet": _views([p.NAMESPACE, p.NAME, p.STS_READY, p.AGE], [p.CONTAINERS, p.IMAGES]),
+    "DaemonSet": _views(
+        [
+            p.NAMESPACE,
+            p.NAME,
+            p.DS_DESIRED,
+            p.DS_CURRENT,
+            p.DS_READY,
+            p.DS_UP_TO_DATE,
+            p.DS_AVAILABLE,
+            p.DS_NODE_SELECTOR,
+            p.AGE,
+        ],
+        [p.CONTAINERS, p.IMAGES, p.DS_SELECTOR],
+    ),
+    "Service": _views(
+        [p.NAMESPACE, p.NAME, p.SVC_TYPE, p.SVC_CLUSTER_IP, p.SVC_EXTERNAL_IP, p.SVC_PORTS, p.AGE],
+        [p.SVC_SELECTOR],
+    ),
+    "Job": _views(
+        [p.NAMESPACE, p.NAME, p.JOB_STATUS, p.JOB_COMPLETIONS, p.JOB_DURATION, p.AGE],
+        [p.CONTAINERS, p.IMAGES, p.JOB_SELECTOR],
+    ),
+    "CronJob": _views(
+        [
+            p.NAMESPACE,
+            p.NAME,
+            p.CRONJOB_SCHEDULE,
+            p.CRONJOB_TIMEZONE,
+            p.CRONJOB_SUSPEND,
+            p.CRONJOB_ACTIVE,
+            p.CRONJOB_LAST_SCHEDULE,
+            p.AGE,
+        ],
+        [p.CRONJOB_CONTAINERS, p.CRONJOB_IMAGES, p.CRONJOB_SELECTOR],
+    ),
     "Reservation": _views(
         [p.NAME, p.RESERVATION_PHASE, p.AGE, p.RESERVATION_NODE, p.RESERVATION_TTL, p.RESERVATION_EXPIRES]
     ),
@@ -134,7 +170,18 @@ TABLES: dict[str, Callable[[bool], Columns]] = {
     "Namespace": _views([p.NAME, p.NAMESPACE_STATUS, p.AGE]),
 }
 
-ORDER = ["Namespace", "PriorityClass", "Node", "Pod", "Deployment", "ReplicaSet", "Event"]
+ORDER = [
+    "Namespace",
+    "PriorityClass",
+    "Node",
+    "Pod",
+    "Deployment",
+    "ReplicaSet",
+    "StatefulSet",
+    "DaemonSet",
+    "Service",
+    "Event",
+]
 
 
 def _generic_columns(namespaced: bool) -> Columns:

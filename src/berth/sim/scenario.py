@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from berth.api.errors import InvalidObjectError
+from berth.api.labels import LabelSelectorError, parse_selector
 from berth.api.manifest import Manifest
 from berth.api.validation import validate_object
 from berth.api.wellknown import parse_duration
@@ -32,14 +33,18 @@ class ObjectRef:
 
 @dataclass(frozen=True, slots=True)
 class DrainSpec:
-    """A ``drain:`` step: the node, an overall timeout (None: none), force, a grace-period override, and
-    whether the node should avoid each evicted pod's controller afterwards (PreferAvoidPods)."""
+    """A ``drain:`` step: the node, an overall timeout (None: none), force, a grace-period override,
+    whether the node should avoid each evicted pod's controller afterwards (PreferAvoidPods), and kubectl's
+    ``--ignore-daemonsets``, ``--delete-emptydir-data`` and ``--pod-selector``."""
 
     node: str
     timeout: float | None = None
     force: bool = False
     grace_period_seconds: int | None = None
     prefer_avoid_pods: bool = False
+    ignore_daemonsets: bool = False
+    delete_emptydir_data: bool = False
+    pod_selector: str = ""
 
 
 @dataclass(slots=True)
@@ -112,7 +117,16 @@ def _ref(d: Any, name: str, path: str, source: str) -> ObjectRef:
 
 
 _STEP_FIELDS = ("at", "create", "delete", "patch", "drain", "cordon", "uncordon")
-_DRAIN_FIELDS = ("node", "timeout", "force", "gracePeriodSeconds", "preferAvoidPods")
+_DRAIN_FIELDS = (
+    "node",
+    "timeout",
+    "force",
+    "gracePeriodSeconds",
+    "preferAvoidPods",
+    "ignoreDaemonSets",
+    "deleteEmptyDirData",
+    "podSelector",
+)
 
 
 def _node_names(value: Any, name: str, path: str, source: str) -> list[str]:
@@ -146,7 +160,7 @@ def _refuse_unknown(
 
 def _drain_spec(value: Any, name: str, path: str, source: str) -> DrainSpec:
     """A ``drain:`` value: ``NODE`` or ``{node: NODE, timeout: 5m, force: true, gracePeriodSeconds: 0,
-    preferAvoidPods: true}``."""
+    preferAvoidPods: true, ignoreDaemonSets: true, deleteEmptyDirData: true, podSelector: "app=web"}``."""
     if isinstance(value, str) and value:
         return DrainSpec(value)
     if not isinstance(value, Mapping):
@@ -170,13 +184,35 @@ def _drain_spec(value: Any, name: str, path: str, source: str) -> DrainSpec:
             "Invalid value: must be an integer",
             source=source,
         )
+    selector = value.get("podSelector", "")
+    if not isinstance(selector, str) or not _valid_selector(selector):
+        raise InvalidObjectError(
+            SCENARIO_KIND,
+            name,
+            f"{path}.podSelector",
+            selector,
+            "Invalid value: must be a valid label selector",
+            source=source,
+        )
     return DrainSpec(
         node,
         None if timeout is None else _duration(timeout, name, f"{path}.timeout", source),
         force,
         grace,
         avoid,
+        _flag(value, "ignoreDaemonSets", name, path, source),
+        _flag(value, "deleteEmptyDirData", name, path, source),
+        selector,
     )
+
+
+def _valid_selector(text: str) -> bool:
+    """Whether `text` parses as a label selector (``app=web,tier!=db``)."""
+    try:
+        parse_selector(text)
+    except LabelSelectorError:
+        return False
+    return True
 
 
 def _flag(value: Mapping[str, Any], field_name: str, name: str, path: str, source: str) -> bool:

@@ -568,6 +568,10 @@ class MemoryStore:
             meta["generation"] = 1
         else:
             meta.pop("generation", None)
+        # the uid is known to admission and validation, as kube-apiserver fills the system fields first (a
+        # Job's generated selector names its uid)
+        uid = given_uid or self._new_uid(dry_run)
+        meta["uid"] = uid
         if self._admission:
             new = self._admit("CREATE", new, None, dry_run)
         if not validated:
@@ -583,7 +587,7 @@ class MemoryStore:
                 )
             if not dry_run:
                 self._kept_uids.add(given_uid)
-        meta["uid"] = given_uid or self._new_uid(dry_run)
+        meta["uid"] = uid
         if isinstance(given_deletion[0], str) and given_deletion[0]:
             # a terminating object, as it was read: it stays terminating
             meta["deletionTimestamp"] = given_deletion[0]

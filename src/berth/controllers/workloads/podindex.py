@@ -58,6 +58,10 @@ class PodIndex:
         if old is not None:
             self._drop(uid, old)
 
+    def __len__(self) -> int:
+        """Number of pods indexed."""
+        return len(self._where)
+
     def owned_by(self, owner_uid: str) -> list[Obj]:
         """Pods whose controller is the object with `owner_uid`."""
         return list(self._owned.get(owner_uid, {}).values())

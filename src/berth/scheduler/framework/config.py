@@ -1,4 +1,8 @@
-"""Scheduler profiles from KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1).
+"""Scheduler profiles from KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1; v1beta3, v1beta2 and
+v1beta1 are read with a deprecation warning and converted, see `config_versions`).
+
+The document is decoded strictly, as kube-scheduler's codec does: unknown fields are refused
+(``strict decoding error: unknown field "percentageOfNodeToScore"``), see `config_schema`.
 
 Merging follows kube-scheduler: a profile's plugin sets are merged over the default plugins
 (``"*"`` in ``disabled`` drops every default of that point, an enabled default is reconfigured in
@@ -12,6 +16,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from berth.scheduler.framework.config_schema import strict_decoding_error, unknown_fields
+from berth.scheduler.framework.config_versions import (
+    API_VERSIONS,
+    removed_plugin_errors,
+    rules,
+    unsupported_message,
+)
 from berth.scheduler.framework.extender_config import (
     ExtenderConfig,
     ExtenderConfigError,
@@ -19,7 +30,6 @@ from berth.scheduler.framework.extender_config import (
     parse_extenders,
 )
 
-API_VERSIONS = ("kubescheduler.config.k8s.io/v1",)
 KIND = "KubeSchedulerConfiguration"
 
 EXTENSION_POINTS = (
@@ -77,6 +87,8 @@ class SchedulerConfig:
     pod_max_backoff_seconds: float
     profiles: list[ProfileConfig]
     extenders: list[ExtenderConfig] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    """Notices for the user (a deprecated apiVersion), to print on stderr."""
 
 
 DEFAULT_MULTIPOINT: tuple[PluginRef, ...] = (
@@ -94,12 +106,12 @@ DEFAULT_MULTIPOINT: tuple[PluginRef, ...] = (
     PluginRef("VolumeZone"),
     PluginRef("PodTopologySpread", 2),
     PluginRef("InterPodAffinity", 2),
+    # Reservation before DefaultPreemption: its PostFilter reasons come first, as in koord-scheduler's profile
+    PluginRef("Reservation", 5000),
     PluginRef("DefaultPreemption"),
     PluginRef("NodeResourcesBalancedAllocation", 1),
     PluginRef("ImageLocality", 1),
-    PluginRef("NodePreferAvoidPods", 10000),
     PluginRef("DefaultBinder"),
-    PluginRef("Reservation", 5000),
 )
 
 # Without a configuration file Berth serves kube's default profile and Koordinator's ``koord-scheduler``
@@ -156,22 +168,34 @@ def _percentage(value: Any, path: str) -> int | None:
     return value
 
 
-def default_plugin_sets() -> dict[str, PluginSet]:
-    """The default plugin sets (everything in multiPoint, as kube's v1 defaults)."""
+def default_plugin_sets(weights: Mapping[str, int] | None = None) -> dict[str, PluginSet]:
+    """The default plugin sets (everything in multiPoint, as kube's v1 defaults); ``weights`` overrides
+    default score weights (an older version's)."""
     sets = {p: PluginSet() for p in EXTENSION_POINTS}
-    sets["multiPoint"] = PluginSet(list(DEFAULT_MULTIPOINT))
+    over = weights or {}
+    sets["multiPoint"] = PluginSet(
+        [PluginRef(r.name, over.get(r.name, r.weight)) for r in DEFAULT_MULTIPOINT]
+    )
     return sets
 
 
 def parse_config(doc: Mapping[str, Any] | None, *, source: str = "scheduler config") -> SchedulerConfig:
-    """Parse a KubeSchedulerConfiguration document (None gives the default configuration)."""
+    """Parse a KubeSchedulerConfiguration document (None gives the default configuration).
+
+    Errors do not repeat ``source``: the caller names the file once."""
     explicit = doc is not None
     doc = doc or {"apiVersion": API_VERSIONS[0], "kind": KIND}
-    if doc.get("kind") != KIND or doc.get("apiVersion") not in API_VERSIONS:
-        raise ConfigError(
-            f"{source}: apiVersion/kind: Unsupported value: "
-            f'"{doc.get("apiVersion")}/{doc.get("kind")}": supported values: "{API_VERSIONS[0]}/{KIND}"'
-        )
+    api_version = doc.get("apiVersion")
+    if doc.get("kind") != KIND or api_version not in API_VERSIONS:
+        raise ConfigError(unsupported_message(api_version, doc.get("kind")))
+    strict = unknown_fields(doc, str(api_version))
+    if strict:
+        raise ConfigError(strict_decoding_error(strict))
+    version = rules(str(api_version))
+    removed = removed_plugin_errors(doc.get("profiles"), version.api_version)
+    if removed:
+        raise ConfigError("; ".join(removed))
+    warnings = [version.deprecation] if version.deprecation else []
     global_pct = _percentage(doc.get("percentageOfNodesToScore"), "percentageOfNodesToScore")
     initial = doc.get("podInitialBackoffSeconds", 1)
     maximum = doc.get("podMaxBackoffSeconds", 10)
@@ -195,7 +219,7 @@ def parse_config(doc: Mapping[str, Any] | None, *, source: str = "scheduler conf
             bad = sorted(unknown)[0]
             raise ConfigError(f'{path}.plugins.{bad}: Unsupported value: "{bad}"')
         merged: dict[str, PluginSet] = {}
-        for point, dflt in default_plugin_sets().items():
+        for point, dflt in default_plugin_sets(version.default_weights).items():
             c = custom.get(point) or {}
             cset = PluginSet(
                 _refs(c.get("enabled"), f"{path}.plugins.{point}.enabled"),
@@ -223,7 +247,7 @@ def parse_config(doc: Mapping[str, Any] | None, *, source: str = "scheduler conf
     if ignored:  # as kube's buildExtenders: the extenders' ignored resources replace NodeResourcesFit's
         for prof in profiles:
             prof.plugin_args.setdefault("NodeResourcesFit", {})["ignoredResources"] = list(ignored)
-    return SchedulerConfig(global_pct, float(initial), float(maximum), profiles, extenders)
+    return SchedulerConfig(global_pct, float(initial), float(maximum), profiles, extenders, warnings)
 
 
 def expand_plugins(

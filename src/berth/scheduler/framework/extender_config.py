@@ -20,7 +20,7 @@ from berth.api.wellknown import parse_go_duration
 
 DEFAULT_EXTENDER_TIMEOUT = 5.0  # kube's DefaultExtenderTimeout (seconds)
 
-_EXTENDER_FIELDS = frozenset(
+EXTENDER_FIELDS = frozenset(
     (
         "urlPrefix",
         "filterVerb",
@@ -36,10 +36,10 @@ _EXTENDER_FIELDS = frozenset(
         "ignorable",
     )
 )
-_TLS_FIELDS = frozenset(
+TLS_FIELDS = frozenset(
     ("insecure", "serverName", "certFile", "keyFile", "caFile", "certData", "keyData", "caData")
 )
-_MANAGED_FIELDS = frozenset(("name", "ignoredByScheduler"))
+MANAGED_FIELDS = frozenset(("name", "ignoredByScheduler"))
 
 
 class ExtenderConfigError(ValueError):
@@ -141,7 +141,7 @@ def _tls(doc: Any, path: str) -> ExtenderTLSConfig | None:
         return None
     if not isinstance(doc, Mapping):
         raise _invalid(path, doc, "must be an object")
-    _check_fields(doc, _TLS_FIELDS, path)
+    _check_fields(doc, TLS_FIELDS, path)
     tls = ExtenderTLSConfig(
         insecure=_bool(doc, "insecure", path),
         server_name=_string(doc, "serverName", path),
@@ -197,7 +197,7 @@ def _managed(items: Any, path: str, seen: set[str]) -> tuple[ManagedResource, ..
         ipath = f"{path}[{j}]"
         if not isinstance(item, Mapping):
             raise _invalid(ipath, item, "must be an object")
-        _check_fields(item, _MANAGED_FIELDS, ipath)
+        _check_fields(item, MANAGED_FIELDS, ipath)
         name = _string(item, "name", ipath)
         errs = qualified_name_errors(name)
         if errs:
@@ -224,7 +224,7 @@ def parse_extenders(items: Any, path: str = "extenders") -> list[ExtenderConfig]
         epath = f"{path}[{i}]"
         if not isinstance(doc, Mapping):
             raise _invalid(epath, doc, "must be an object")
-        _check_fields(doc, _EXTENDER_FIELDS, epath)
+        _check_fields(doc, EXTENDER_FIELDS, epath)
         url = _string(doc, "urlPrefix", epath)
         if not url:
             raise ExtenderConfigError(f"{epath}.urlPrefix: Required value")

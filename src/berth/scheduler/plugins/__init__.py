@@ -8,6 +8,7 @@ from berth.scheduler.plugins import (
     coscheduling,
     defaultbinder,
     defaultpreemption,
+    gpushare,
     imagelocality,
     interpodaffinity,
     nodeaffinity,
@@ -45,6 +46,7 @@ _PACKAGES = (
     capacityscheduling,
     coscheduling,
     schedulingresults,
+    gpushare,
 )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -37,12 +38,17 @@ def required(plugin: str, path: str, detail: str = "") -> ConfigError:
 
 
 def check_fields(plugin: str, path: str, args: Mapping[str, Any], known: Iterable[str]) -> None:
-    """Reject unknown fields (kube decodes plugin args strictly)."""
+    """Reject unknown fields as kube's strict args decoding does (``decoding args for plugin X: strict decoding
+    error: unknown field "path"``), with a "did you mean" when one known field is close."""
     allowed = set(known)
     for k in args:
         if k not in allowed:
             where = f"{path}.{k}" if path else str(k)
-            raise ConfigError(f'{plugin}: unknown field "{where}"')
+            near = difflib.get_close_matches(str(k), sorted(allowed), n=1, cutoff=0.75)
+            hint = f' (did you mean "{near[0]}"?)' if near else ""
+            raise ConfigError(
+                f'decoding args for plugin {plugin}: strict decoding error: unknown field "{where}"{hint}'
+            )
 
 
 def as_mapping(plugin: str, path: str, value: Any) -> Mapping[str, Any]:

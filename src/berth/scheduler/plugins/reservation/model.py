@@ -212,6 +212,9 @@ class ReservationIndex:
         self.groups: list[OwnerMatcher] = []
         self.group_of: IntArray = np.zeros(0, dtype=np.int64)
         self.usable: BoolArray = np.zeros(0, dtype=np.bool_)
+        self.available: BoolArray = np.zeros(0, dtype=np.bool_)  # Available, not consumed by allocateOnce
+        self.unschedulable: BoolArray = np.zeros(0, dtype=np.bool_)
+        self.by_name: dict[str, int] = {}
         self.has_taints: BoolArray = np.zeros(0, dtype=np.bool_)
         self.order: IntArray = np.zeros(0, dtype=np.int64)
         self.policy: IntArray = np.zeros(0, dtype=np.int64)
@@ -269,6 +272,7 @@ class ReservationIndex:
             col[k] = used.get(r, 0)
             self.rem[r][k] = max(0, int(self.alloc[r][k]) - col[k])
         self.usable[k] = info.available and not info.unschedulable
+        self.available[k] = info.available
         self.usage_log.append(k)
 
     def ensure(self, table: NodeTable) -> None:
@@ -292,9 +296,10 @@ class ReservationIndex:
                 self.groups.append(info.matcher)
             gid[k] = g
         self.group_of = gid
-        self.usable = np.fromiter(
-            (i.available and not i.unschedulable for i in items), dtype=np.bool_, count=n
-        )
+        self.available = np.fromiter((i.available for i in items), dtype=np.bool_, count=n)
+        self.unschedulable = np.fromiter((i.unschedulable for i in items), dtype=np.bool_, count=n)
+        self.usable = self.available & ~self.unschedulable
+        self.by_name = {i.name: k for k, i in enumerate(items)}
         self.has_taints = np.fromiter((bool(i.taints) for i in items), dtype=np.bool_, count=n)
         self.any_taints = bool(self.has_taints.any())
         self.order = np.fromiter((i.order for i in items), dtype=np.int64, count=n)

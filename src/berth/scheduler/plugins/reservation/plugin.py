@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from berth.api.conditions import probe_condition
-from berth.api.errors import NotFound
+from berth.api.errors import InvalidObjectError, NotFound
 from berth.api.quantity import format_resource
 from berth.api.reservation import (
     ANNOTATION_RESERVATION_ALLOCATED,
@@ -35,12 +35,22 @@ from berth.scheduler.framework.plugin import (
     MAX_NODE_SCORE,
     ClusterEvent,
     Handle,
+    NodeStatusMap,
+    PostFilterResult,
     PreFilterResult,
     Verdicts,
     default_normalize,
 )
 from berth.scheduler.framework.podinfo import PodInfo
 from berth.scheduler.framework.status import SUCCESS, Code, Status
+from berth.scheduler.plugins.reservation.diagnosis import (
+    REASON_PREFIX,
+    diagnose,
+    exact_match,
+    node_reason_counts,
+    post_filter_reasons,
+    refusal,
+)
 from berth.scheduler.plugins.reservation.model import (
     ANNOTATION_RESERVATION_NODE,
     RESERVATION_KIND,
@@ -55,7 +65,6 @@ ERR_AFFINITY = "node(s) no reservations match reservation affinity"
 ERR_POLICY_CONFLICT = "node(s) reservation allocate policy conflict"
 ERR_NODE_NAME = "node(s) didn't match the nodeName specified by reservation"
 ERR_NO_FIT = "node(s) no reservation(s) to meet the requirements"
-REASON_PREFIX = "Reservation(s) "
 MOST_PREFERRED_SCORE = 1000
 NOTE_LENGTH_LIMIT = 1024
 RESERVATION_KEY = ("scheduling.koordinator.sh", "Reservation")
@@ -203,7 +212,7 @@ def _tolerated(taints: tuple[Taint, ...], tolerations: tuple[Toleration, ...]) -
 
 
 class Reservation:
-    """The Reservation plugin (PreFilter, Filter, PreScore, Score, Reserve, PreBind; schedules reserve pods)."""
+    """The Reservation plugin (PreFilter, Filter, PostFilter, PreScore, Score, Reserve, PreBind; schedules reserve pods)."""
 
     name = NAME
 
@@ -402,13 +411,16 @@ class Reservation:
             return None, SUCCESS
         if is_reservation_ignored(pod.obj):
             return None, Status(Code.SKIP)
-        affinity = parse_reservation_affinity(pod.obj)
-        index = self.index
-        if not index.infos and affinity is None:
-            return None, Status(Code.SKIP)
-        index.ensure(table)
-        ps = _PodState(affinity)
-        matched = self._match(pod, affinity, table)
+        try:  # a malformed annotation is the pod's error (Koordinator: AsStatus(err)); the attempt fails
+            affinity = parse_reservation_affinity(pod.obj)
+            index = self.index
+            if not index.infos and affinity is None:
+                return None, Status(Code.SKIP)
+            index.ensure(table)
+            ps = _PodState(affinity)
+            matched = self._match(pod, affinity, table)
+        except InvalidObjectError as e:
+            return None, Status(Code.ERROR, (str(e),))
         if matched.size:
             self._nominate(pod, ps, matched, table, state)
         if affinity is not None:
@@ -521,7 +533,7 @@ class Reservation:
                 continue
             if info.taints and not _tolerated(info.taints, tolerations):
                 continue
-            if exact is not None and not _exact_match(pod.requests, info.allocatable, exact):
+            if exact is not None and not exact_match(pod.requests, info.allocatable, exact):
                 continue
             keep.append(k)
         return np.asarray(keep, dtype=np.int64)
@@ -547,11 +559,20 @@ class Reservation:
         rows = take(index.rows)
         req = pod.requests
         fits = np.ones(cand.size, dtype=np.bool_)
+        short_rows: dict[str, BoolArray] = {}  # per resource, the node rows short of it (affinity pods)
         for r, v in req.items():
             if v:
                 free = take(index.node_alloc(r, table)) - table.requested[r][rows] + take(index.remainder(r))
-                fits &= free >= v
-        fits &= table.pod_count[rows] <= take(index.node_alloc("pods", table))  # the reserve pod makes room
+                enough = free >= v
+                fits &= enough
+                if ps.affinity is not None and not enough.all():
+                    short_rows[r] = np.zeros(table.size, dtype=np.bool_)
+                    short_rows[r][rows[~enough]] = True
+        room = table.pod_count[rows] <= take(index.node_alloc("pods", table))  # the reserve pod makes room
+        fits &= room
+        if ps.affinity is not None and not room.all():
+            short_rows["pods"] = np.zeros(table.size, dtype=np.bool_)
+            short_rows["pods"][rows[~room]] = True
         restricted_fail: dict[int, list[str]] = {}
         if index.any_restricted:
             for j in np.flatnonzero(take(index.policy) == 2).tolist():
@@ -575,7 +596,10 @@ class Reservation:
         bad = np.flatnonzero(~ok)
         for j in bad.tolist():
             row = int(rows[pick[j]])
-            ps.fit_reasons[row] = tuple(dict.fromkeys(restricted_fail.get(row, ()))) or (ERR_NO_FIT,)
+            # Koordinator's filterWithReservations: the node's shortfalls, then the reservations' own reasons
+            by_node = tuple(f"Insufficient {r} by node" for r in sorted(short_rows) if short_rows[r][row])
+            own = tuple(dict.fromkeys(restricted_fail.get(row, ())))
+            ps.fit_reasons[row] = (by_node + own) or (ERR_NO_FIT,)
         freed_pick = pick if ps.affinity is not None else pick[ok]
         fit_pick = pick[ok] if bad.size else pick
         ps.rows = rows[fit_pick]
@@ -832,6 +856,61 @@ class Reservation:
         """Per-node form of filter_nodes."""
         return self.filter_nodes(state, pod, node.table).status_of(node.index)
 
+    # ----- PostFilter ------------------------------------------------------------------------
+    def post_filter(
+        self, state: CycleState, pod: PodInfo, statuses: NodeStatusMap
+    ) -> tuple[PostFilterResult | None, Status]:
+        """Koordinator's PostFilter (without reservation preemption): never makes room, but names in the
+        failure the reservations whose owners match the pod and why each could not take it."""
+        if pod.kind == RESERVATION_KIND or is_reservation_ignored(pod.obj):
+            return None, Status(Code.UNSCHEDULABLE)
+        try:
+            affinity = parse_reservation_affinity(pod.obj)
+            exact = parse_exact_match(pod.obj)
+        except InvalidObjectError:  # PreFilter reported it (or a PreFilter before it rejected the pod)
+            return None, Status(Code.UNSCHEDULABLE)
+        if not self.index.infos and affinity is None:
+            return None, Status(Code.UNSCHEDULABLE)
+        table = self.handle.node_table()
+        self.index.ensure(table)
+        diagnosis = diagnose(self.index, table, pod, affinity, exact)
+        by_node = node_reason_counts(diagnosis.matched, table.names, statuses, table.index)
+        reasons = post_filter_reasons(diagnosis, affinity is not None, by_node)
+        return None, Status(Code.UNSCHEDULABLE, tuple(reasons))
+
+    def explain_reservations(self, state: CycleState, pod: PodInfo, node_name: str) -> list[dict[str, str]]:
+        """For ``berth explain``: each Available reservation whose owners match ``pod`` (by name), with the
+        attempt's result for it: ``allocated`` (the pod goes to ``node_name`` and takes it), ``matched``
+        (usable, on a node not chosen) or ``refused`` with Koordinator's reason."""
+        if pod.kind == RESERVATION_KIND or is_reservation_ignored(pod.obj) or not self.index.infos:
+            return []
+        try:
+            affinity = parse_reservation_affinity(pod.obj)
+            exact = parse_exact_match(pod.obj)
+        except InvalidObjectError:  # the attempt failed with this error; there is nothing to list
+            return []
+        table = self.handle.node_table()
+        index = self.index
+        index.ensure(table)
+        ps: _PodState | None = state.get(STATE_KEY)
+        out: list[dict[str, str]] = []
+        for k, info in enumerate(index.items):
+            if not info.available or not info.matcher.matches(pod.obj):
+                continue
+            row = int(index.rows[k])
+            entry = {"name": info.name, "node": info.node, "result": "matched", "reason": ""}
+            why = refusal(info, pod, affinity, exact, table.labels[row])
+            if why:
+                entry.update(result="refused", reason=REASON_PREFIX + why)
+            elif not pod.required_node_affinity.matches(table.labels[row], info.node):
+                entry.update(result="refused", reason="node(s) didn't match Pod's node affinity/selector")
+            elif ps is not None and row in ps.fit_reasons:
+                entry.update(result="refused", reason=", ".join(ps.fit_reasons[row]))
+            elif ps is not None and info.node == node_name and ps.nominee_at(row) == k:
+                entry["result"] = "allocated"
+            out.append(entry)
+        return out
+
     # ----- Score -----------------------------------------------------------------------------
     def pre_score(self, state: CycleState, pod: PodInfo, table: NodeTable, feasible: IntArray) -> Status:
         """Skip pods without a nominated reservation (and reserve pods unless preferNoPreAllocatedPods applies)."""
@@ -944,14 +1023,3 @@ def _priority(pod: PodInfo, key: str) -> int:
         return int(raw) if raw is not None else 0
     except ValueError:
         return 0
-
-
-def _exact_match(requests: Mapping[str, int], allocatable: Mapping[str, int], names: tuple[str, ...]) -> bool:
-    """Koordinator's ExactMatchReservation."""
-    for rn in names:
-        in_r, in_p = rn in allocatable, rn in requests
-        if not in_r or not in_p:
-            return not in_r and not in_p
-        if allocatable[rn] != requests[rn]:
-            return False
-    return True

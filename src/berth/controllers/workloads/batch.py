@@ -1,0 +1,147 @@
+"""batch/v1 controllers (Job, CronJob) for the control plane, as kube-controller-manager's.
+
+`BatchControllers` takes the store's watch events (`handle_event`) of Pods, Jobs and CronJobs, keeps an
+informer-style pod index, and runs each object's sync on a clock timer at the current time (coalesced per
+object, so a burst of events syncs once) or later (a controller's requeue: a back-off, a deadline, the next
+scheduled time). Single-threaded; nothing sleeps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from berth.api.contracts import Recorder, Store
+from berth.clock import Clock, Timer
+from berth.controllers.workloads.common import POD_KEY, controller_of, parse_time
+from berth.controllers.workloads.cronjob import CRONJOB_KEY, CronJobController
+from berth.controllers.workloads.job import JOB_KEY, JobController
+from berth.controllers.workloads.podindex import PodIndex
+from berth.store.events import EventRecorder
+
+__all__ = ["BATCH_KINDS", "BatchControllers"]
+
+BATCH_KINDS = ("Pod", "Job", "CronJob")
+"""The kinds whose events the batch controllers follow."""
+RECONCILE_PRIORITY = 10
+
+_Key = tuple[str, str, str]  # (kind, namespace, name)
+
+
+class BatchControllers:
+    """The Job controller (when `jobs`) and the CronJob controller (when `cronjobs`), on `clock`."""
+
+    def __init__(
+        self,
+        store: Store,
+        clock: Clock,
+        *,
+        jobs: bool = True,
+        cronjobs: bool = True,
+        job_events: Recorder | None = None,
+        cronjob_events: Recorder | None = None,
+    ) -> None:
+        """Create the controllers over `store` (events from "job-controller" and "cronjob-controller" unless
+        other recorders are given); objects already in the store are indexed and synced once."""
+        self.store = store
+        self.clock = clock
+        self._epoch = parse_time(store.timestamp(0.0)) or 0.0
+        self.pods = PodIndex()
+        self.jobs = (
+            JobController(
+                store,
+                self.pods,
+                job_events or EventRecorder(store, component="job-controller"),
+                self._now,
+                lambda ns, name, delay: self._enqueue_after(("Job", ns, name), delay),
+            )
+            if jobs
+            else None
+        )
+        self.cronjobs = (
+            CronJobController(
+                store,
+                self.pods,
+                cronjob_events or EventRecorder(store, component="cronjob-controller"),
+                self._now,
+                lambda ns, name, delay: self._enqueue_after(("CronJob", ns, name), delay),
+            )
+            if cronjobs
+            else None
+        )
+        self._pending: dict[_Key, Timer] = {}
+        self._later: dict[_Key, Timer] = {}
+        if self.jobs is not None:
+            for pod in store.list(POD_KEY)[0]:
+                if (controller_of(pod) or {}).get("kind") == "Job":
+                    self.pods.upsert(pod)
+        for key, kind, on in ((JOB_KEY, "Job", jobs), (CRONJOB_KEY, "CronJob", cronjobs)):
+            if on:
+                for obj in store.list(key)[0]:
+                    meta = obj["metadata"]
+                    self._enqueue((kind, meta.get("namespace", ""), meta["name"]))
+
+    def _now(self) -> float:
+        return self._epoch + self.clock.now()
+
+    # ----- queueing ---------------------------------------------------------------------------
+    def _enqueue(self, key: _Key) -> None:
+        if key in self._pending:
+            return
+        self._pending[key] = self.clock.call_at(self.clock.now(), lambda: self._run(key), RECONCILE_PRIORITY)
+
+    def _enqueue_after(self, key: _Key, delay: float) -> None:
+        when = self.clock.now() + max(delay, 0.0)
+        timer = self._later.get(key)
+        if timer is not None and timer.active:
+            if timer.when <= when:
+                return
+            timer.cancel()
+
+        def fire() -> None:
+            self._later.pop(key, None)
+            self._enqueue(key)
+
+        self._later[key] = self.clock.call_at(when, fire, RECONCILE_PRIORITY)
+
+    def _run(self, key: _Key) -> None:
+        self._pending.pop(key, None)
+        kind, ns, name = key
+        if kind == "Job" and self.jobs is not None:
+            self.jobs.sync(ns, name)
+        elif kind == "CronJob" and self.cronjobs is not None:
+            self.cronjobs.sync(ns, name)
+
+    def pending(self) -> int:
+        """Number of syncs waiting to run now."""
+        return len(self._pending)
+
+    # ----- events -----------------------------------------------------------------------------
+    def handle_event(self, type_: str, obj: Mapping[str, Any]) -> None:
+        """React to an ADDED/MODIFIED/DELETED event of a Pod, Job or CronJob (others are ignored)."""
+        kind = obj.get("kind")
+        meta = obj["metadata"]
+        ns = meta.get("namespace", "")
+        if kind == "Pod":
+            if self.jobs is None:
+                return
+            ref = controller_of(obj)
+            if ref is None or ref.get("kind") != "Job":
+                return  # only a Job's own pods matter here (orphans are not adopted)
+            if type_ == "DELETED":
+                self.pods.remove(obj)
+                self.jobs.pod_deleted(obj)
+            else:
+                self.pods.upsert(obj)
+            self._enqueue(("Job", ns, str(ref.get("name"))))
+        elif kind == "Job":
+            ref = controller_of(obj)
+            if self.jobs is not None:
+                if type_ == "DELETED":
+                    self.jobs.job_deleted(obj)
+                else:
+                    self._enqueue(("Job", ns, meta["name"]))
+            if self.cronjobs is not None and ref is not None and ref.get("kind") == "CronJob":
+                self._enqueue(("CronJob", ns, str(ref.get("name"))))
+        elif kind == "CronJob" and self.cronjobs is not None and type_ != "DELETED":
+            self._enqueue(("CronJob", ns, meta["name"]))

@@ -1,0 +1,1 @@
+"""Cluster trace loaders and replays."""
