@@ -8,25 +8,10 @@ from berth.controllers.elasticquota import ElasticQuotaController
 from berth.sim.engine import Simulation
 from berth.sim.scenario import Plan, Step
 from builders import make_node, make_pod
+from event_helpers import warning_events
 
 EVENT = ("", "Event")
 EQ = ("scheduling.x-k8s.io", "ElasticQuota")
-
-
-def _warnings(sim: Simulation) -> list[tuple[str, str, str, str, int, str]]:
-    sim.events.flush()
-    return [
-        (
-            e["involvedObject"]["kind"],
-            e["involvedObject"]["name"],
-            e["reason"],
-            e["message"],
-            e["count"],
-            e["source"]["component"],
-        )
-        for e in sim.store.list(EVENT)[0]
-        if e["type"] == "Warning"
-    ]
 
 
 def test_quotas_without_capacity_scheduling_get_one_warning_each() -> None:
@@ -41,7 +26,7 @@ def test_quotas_without_capacity_scheduling_get_one_warning_each() -> None:
         'CapacityScheduling is not enabled in scheduler profiles "default-scheduler", "koord-scheduler": '
         "this ElasticQuota's min and max are not enforced"
     )
-    assert _warnings(sim) == [
+    assert warning_events(sim) == [
         ("ElasticQuota", "team-a", "QuotaNotEnforced", message, 1, "elasticquota-controller"),
         ("ElasticQuota", "team-b", "QuotaNotEnforced", message, 1, "elasticquota-controller"),
     ]
@@ -51,7 +36,7 @@ def test_quotas_are_not_warned_about_when_capacity_scheduling_is_on() -> None:
     q1 = quota("team-a", {"cpu": "1"}, {"cpu": "2"})
     sim = Simulation(config=capacity_config())
     sim.run(Plan([Step(0.0, [make_node("n1").obj(), q1])]), until=10.0)
-    assert _warnings(sim) == []
+    assert warning_events(sim) == []
 
 
 def test_a_restarted_controller_does_not_warn_again() -> None:
@@ -62,4 +47,4 @@ def test_a_restarted_controller_does_not_warn_again() -> None:
     again.warn_unenforced(sim.events, ["default-scheduler"])
     for q in sim.store.list(EQ)[0]:
         again.handle_event("ADDED", q)
-    assert [w[2] for w in _warnings(sim)] == ["QuotaNotEnforced"]
+    assert [w[2] for w in warning_events(sim)] == ["QuotaNotEnforced"]

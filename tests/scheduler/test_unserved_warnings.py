@@ -10,28 +10,13 @@ from berth.sim.engine import Simulation
 from berth.sim.scenario import Plan, Step
 from berth.store.events import EventRecorder
 from builders import make_node, make_pod
+from event_helpers import warning_events
 
 EVENT = ("", "Event")
 UNSERVED = (
     'no scheduler profile is named "my-scheduler" (the profiles are "default-scheduler", "koord-scheduler"): '
     "the pod stays Pending until a scheduler of that name binds it"
 )
-
-
-def _warnings(sim: Simulation) -> list[tuple[str, str, str, str, int, str]]:
-    sim.events.flush()
-    return [
-        (
-            e["involvedObject"]["kind"],
-            e["involvedObject"]["name"],
-            e["reason"],
-            e["message"],
-            e["count"],
-            e["source"]["component"],
-        )
-        for e in sim.store.list(EVENT)[0]
-        if e["type"] == "Warning"
-    ]
 
 
 def _run(steps: list[tuple[float, list[dict[str, Any]]]], until: float, **kw: Any) -> Simulation:
@@ -49,7 +34,7 @@ def test_a_pod_no_profile_serves_gets_one_warning() -> None:
     for i in range(3):
         sim.store.patch(("", "Pod"), "default", "lost", {"metadata": {"labels": {"try": str(i)}}})
         sim.advance(70.0 + i)
-    assert _warnings(sim) == [
+    assert warning_events(sim) == [
         ("Pod", "lost", "NoSchedulerProfile", UNSERVED, 1, "berth-scheduler"),
     ]
     assert sim.store.get(("", "Pod"), "default", "lost")["spec"].get("nodeName") is None
@@ -58,7 +43,7 @@ def test_a_pod_no_profile_serves_gets_one_warning() -> None:
 def test_a_bound_pod_of_another_scheduler_is_not_warned_about() -> None:
     pod = make_pod("placed").scheduler("my-scheduler").node("n1").obj()
     sim = _run([(0.0, [make_node("n1").obj(), pod])], 10.0)
-    assert _warnings(sim) == []
+    assert warning_events(sim) == []
 
 
 def test_the_message_names_the_configured_profiles() -> None:
@@ -70,7 +55,7 @@ def test_the_message_names_the_configured_profiles() -> None:
         }
     )
     sim = _run([(0.0, [make_node("n1").obj(), make_pod("p").obj()])], 10.0, config=config)
-    assert _warnings(sim) == [
+    assert warning_events(sim) == [
         (
             "Pod",
             "p",
@@ -88,4 +73,4 @@ def test_a_pod_warned_about_before_a_restart_is_not_warned_again() -> None:
     # what berth serve does after a restart: a new recorder and scheduler state over the same store
     fresh = UnservedPods(sim.store, EventRecorder(sim.store), ["default-scheduler"])
     fresh.pending(sim.store.get(("", "Pod"), "default", "lost"))
-    assert [w[2] for w in _warnings(sim)] == ["NoSchedulerProfile"]
+    assert [w[2] for w in warning_events(sim)] == ["NoSchedulerProfile"]

@@ -34,10 +34,11 @@ def non_negative(path: str, value: object, ctx: Context) -> None:
 
 
 def validate_selector_and_template(
-    spec: Mapping[str, Any], ctx: Context, *, empty_selector: str, kind: str
+    spec: Mapping[str, Any], ctx: Context, *, empty_selector: str, kind: str, deadline_forbidden: bool = True
 ) -> None:
     """``spec.selector`` (required, non-empty: `empty_selector` is kube's message), ``spec.template`` whose
-    labels the selector matches, a valid pod spec with restartPolicy Always and no activeDeadlineSeconds."""
+    labels the selector matches, a valid pod spec with restartPolicy Always and no activeDeadlineSeconds (kube
+    calls one Forbidden, or Invalid for a ReplicaSet's or a Deployment's template: `deadline_forbidden` False)."""
     raw = spec.get("selector")
     if raw is None:
         ctx.required("spec.selector")
@@ -68,7 +69,12 @@ def validate_selector_and_template(
     restart = pod_spec.get("restartPolicy")
     if restart is not None and restart != "Always":
         ctx.not_supported("spec.template.spec.restartPolicy", restart, ("Always",))
-    if pod_spec.get("activeDeadlineSeconds") is not None:
-        ctx.forbidden(
-            "spec.template.spec.activeDeadlineSeconds", f"activeDeadlineSeconds in {kind} is not Supported"
+    deadline = pod_spec.get("activeDeadlineSeconds")
+    if deadline is not None:
+        path, why = (
+            "spec.template.spec.activeDeadlineSeconds",
+            f"activeDeadlineSeconds in {kind} is not Supported",
         )
+        if deadline_forbidden:
+            ctx.forbidden(path, why)
+        ctx.invalid(path, deadline, why)

@@ -11,7 +11,6 @@ Namespace defaulting is the caller's job; errors name namespaced objects ``"<ns 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -33,6 +32,7 @@ from berth.api.meta import api_group
 from berth.api.podgroup import validate_pod_group
 from berth.api.podmigrationjob import validate_pod_migration_job
 from berth.api.podspec import validate_pod_spec
+from berth.api.podtemplate import non_negative, validate_selector_and_template
 from berth.api.reservation import validate_reservation
 from berth.api.service import validate_service
 from berth.api.statefulset import validate_stateful_set
@@ -211,69 +211,22 @@ _PERCENT_MSG = (
 )
 
 
-def _go_string_map(value: object) -> str:
-    """A label map as Go's ``%#v`` prints it: ``map[string]string{"a":"b", "c":"d"}`` (keys sorted)."""
-    if not isinstance(value, Mapping):
-        return "map[string]string(nil)"
-    items = ", ".join(f"{json.dumps(k)}:{json.dumps(v)}" for k, v in sorted(value.items()))
-    return f"map[string]string{{{items}}}"
-
-
-def _non_negative(path: str, value: object, ctx: Context) -> None:
-    if value is None:
-        return
-    if type(value) is not int:
-        ctx.invalid(path, value, "must be an integer")
-    if value < 0:
-        ctx.invalid(path, value, "must be greater than or equal to 0")
-
-
 def _validate_workload_template(spec: Mapping[str, Any], ctx: Context) -> None:
-    """Selector (required, non-empty, matching the template labels) and the pod template."""
-
-    raw = spec.get("selector")
-    if raw is None:
-        ctx.required("spec.selector")
-    sel_map = ctx.mapping("spec.selector", raw)
-    try:
-        selector = compile_label_selector(sel_map)
-    except LabelSelectorError as e:
-        detail = "not a valid selector operator" if e.path.endswith(".operator") else e.message
-        ctx.invalid(f"spec.selector.{e.path}" if e.path else "spec.selector", e.value, detail)
-    if not sel_map.get("matchLabels") and not sel_map.get("matchExpressions"):
-        ctx.invalid("spec.selector", sel_map, "empty selector is invalid for deployment")
-    template = ctx.mapping("spec.template", spec.get("template"))
-    tmeta = ctx.mapping("spec.template.metadata", template.get("metadata"))
-    labels = tmeta.get("labels")
-    if not selector.matches(labels if isinstance(labels, Mapping) else {}):
-        ctx.fail(
-            "spec.template.metadata.labels",
-            labels,
-            f"Invalid value: {_go_string_map(labels)}: `selector` does not match template `labels`",
-        )
-    if labels is not None:
-        ctx.label_map("spec.template.metadata.labels", labels)
-    for k, v in ctx.mapping("spec.template.metadata.annotations", tmeta.get("annotations")).items():
-        if not isinstance(v, str):
-            ctx.invalid(f"spec.template.metadata.annotations[{k}]", v, "must be a string")
-    pod_spec = template.get("spec")
-    validate_pod_spec("spec.template.spec", pod_spec, ctx)
-    pod_spec = ctx.mapping("spec.template.spec", pod_spec)
-    restart = pod_spec.get("restartPolicy")
-    if restart is not None and restart != "Always":
-        ctx.not_supported("spec.template.spec.restartPolicy", restart, ("Always",))
-    if pod_spec.get("activeDeadlineSeconds") is not None:
-        ctx.invalid(
-            "spec.template.spec.activeDeadlineSeconds",
-            pod_spec.get("activeDeadlineSeconds"),
-            "activeDeadlineSeconds in ReplicaSet is not Supported",
-        )
+    """Selector (required, non-empty, matching the template labels) and the pod template of a ReplicaSet or
+    Deployment (kube's messages name both "deployment" and "ReplicaSet" for either)."""
+    validate_selector_and_template(
+        spec,
+        ctx,
+        empty_selector="empty selector is invalid for deployment",
+        kind="ReplicaSet",
+        deadline_forbidden=False,
+    )
 
 
 def _validate_replica_set(obj: Mapping[str, Any], ctx: Context) -> None:
     spec = ctx.mapping("spec", obj.get("spec"))
-    _non_negative("spec.replicas", spec.get("replicas"), ctx)
-    _non_negative("spec.minReadySeconds", spec.get("minReadySeconds"), ctx)
+    non_negative("spec.replicas", spec.get("replicas"), ctx)
+    non_negative("spec.minReadySeconds", spec.get("minReadySeconds"), ctx)
     _validate_workload_template(spec, ctx)
 
 
@@ -287,7 +240,7 @@ def _int_or_percent(path: str, value: object, ctx: Context) -> int | None:
         return int(value[:-1])
     if type(value) is not int:
         ctx.invalid(path, value, "must be an integer or percentage (e.g '5%')")
-    _non_negative(path, value, ctx)
+    non_negative(path, value, ctx)
     return value
 
 
@@ -318,14 +271,14 @@ def _validate_strategy(spec: Mapping[str, Any], ctx: Context) -> None:
 
 def _validate_deployment(obj: Mapping[str, Any], ctx: Context) -> None:
     spec = ctx.mapping("spec", obj.get("spec"))
-    _non_negative("spec.replicas", spec.get("replicas"), ctx)
+    non_negative("spec.replicas", spec.get("replicas"), ctx)
     _validate_workload_template(spec, ctx)
     _validate_strategy(spec, ctx)
-    _non_negative("spec.minReadySeconds", spec.get("minReadySeconds"), ctx)
-    _non_negative("spec.revisionHistoryLimit", spec.get("revisionHistoryLimit"), ctx)
+    non_negative("spec.minReadySeconds", spec.get("minReadySeconds"), ctx)
+    non_negative("spec.revisionHistoryLimit", spec.get("revisionHistoryLimit"), ctx)
     pds = spec.get("progressDeadlineSeconds")
     if pds is not None:
-        _non_negative("spec.progressDeadlineSeconds", pds, ctx)
+        non_negative("spec.progressDeadlineSeconds", pds, ctx)
         if pds <= (spec.get("minReadySeconds") or 0):
             ctx.invalid("spec.progressDeadlineSeconds", pds, "must be greater than minReadySeconds")
 

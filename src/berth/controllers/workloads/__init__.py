@@ -17,7 +17,7 @@ from typing import Any
 from berth.api.contracts import Recorder, Store
 from berth.api.errors import NotFound
 from berth.api.labels import LabelSelectorError, Selector, compile_label_selector
-from berth.clock import Clock, Timer
+from berth.clock import Clock
 from berth.controllers.workloads.common import (
     DEPLOYMENT_KEY,
     POD_KEY,
@@ -30,6 +30,7 @@ from berth.controllers.workloads.deployment import DeploymentController
 from berth.controllers.workloads.hashing import compute_hash
 from berth.controllers.workloads.podindex import PodIndex
 from berth.controllers.workloads.replicaset import ReplicaSetController, pod_from_template
+from berth.controllers.workloads.timers import ReconcileTimers
 from berth.store.events import EventRecorder
 
 __all__ = [
@@ -82,8 +83,7 @@ class WorkloadControllers:
             self._now,
             lambda ns, name, delay: self._enqueue_after(("Deployment", ns, name), delay),
         )
-        self._pending: dict[_Key, Timer] = {}
-        self._later: dict[_Key, Timer] = {}
+        self._timers = ReconcileTimers(clock, self._run, priority)
         self._selectors: dict[str, tuple[object, Selector | None]] = {}
         for pod in store.list(POD_KEY)[0]:
             self.pods.upsert(pod)
@@ -97,26 +97,12 @@ class WorkloadControllers:
 
     # ----- queueing ---------------------------------------------------------------------------
     def _enqueue(self, key: _Key) -> None:
-        if key in self._pending:
-            return
-        self._pending[key] = self.clock.call_at(self.clock.now(), lambda: self._run(key), self.priority)
+        self._timers.enqueue(key)
 
     def _enqueue_after(self, key: _Key, delay: float) -> None:
-        when = self.clock.now() + delay
-        timer = self._later.get(key)
-        if timer is not None and timer.active:
-            if timer.when <= when:
-                return
-            timer.cancel()
-
-        def fire() -> None:
-            self._later.pop(key, None)
-            self._enqueue(key)
-
-        self._later[key] = self.clock.call_at(when, fire, self.priority)
+        self._timers.enqueue_after(key, delay)
 
     def _run(self, key: _Key) -> None:
-        self._pending.pop(key, None)
         kind, ns, name = key
         if kind == "ReplicaSet":
             self.replicasets.sync(ns, name)
@@ -125,7 +111,7 @@ class WorkloadControllers:
 
     def pending(self) -> int:
         """Number of reconciles waiting to run now."""
-        return len(self._pending)
+        return self._timers.pending()
 
     # ----- events -----------------------------------------------------------------------------
     def handle_event(self, type_: str, obj: Mapping[str, Any]) -> None:

@@ -12,11 +12,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from berth.api.contracts import Recorder, Store
-from berth.clock import Clock, Timer
+from berth.clock import Clock
 from berth.controllers.workloads.common import POD_KEY, controller_of, parse_time
 from berth.controllers.workloads.cronjob import CRONJOB_KEY, CronJobController
 from berth.controllers.workloads.job import JOB_KEY, JobController
 from berth.controllers.workloads.podindex import PodIndex
+from berth.controllers.workloads.timers import ReconcileTimers
 from berth.store.events import EventRecorder
 
 __all__ = ["BATCH_KINDS", "BatchControllers"]
@@ -69,8 +70,7 @@ class BatchControllers:
             if cronjobs
             else None
         )
-        self._pending: dict[_Key, Timer] = {}
-        self._later: dict[_Key, Timer] = {}
+        self._timers = ReconcileTimers(clock, self._run, RECONCILE_PRIORITY)
         if self.jobs is not None:
             for pod in store.list(POD_KEY)[0]:
                 if (controller_of(pod) or {}).get("kind") == "Job":
@@ -86,26 +86,12 @@ class BatchControllers:
 
     # ----- queueing ---------------------------------------------------------------------------
     def _enqueue(self, key: _Key) -> None:
-        if key in self._pending:
-            return
-        self._pending[key] = self.clock.call_at(self.clock.now(), lambda: self._run(key), RECONCILE_PRIORITY)
+        self._timers.enqueue(key)
 
     def _enqueue_after(self, key: _Key, delay: float) -> None:
-        when = self.clock.now() + max(delay, 0.0)
-        timer = self._later.get(key)
-        if timer is not None and timer.active:
-            if timer.when <= when:
-                return
-            timer.cancel()
-
-        def fire() -> None:
-            self._later.pop(key, None)
-            self._enqueue(key)
-
-        self._later[key] = self.clock.call_at(when, fire, RECONCILE_PRIORITY)
+        self._timers.enqueue_after(key, max(delay, 0.0))
 
     def _run(self, key: _Key) -> None:
-        self._pending.pop(key, None)
         kind, ns, name = key
         if kind == "Job" and self.jobs is not None:
             self.jobs.sync(ns, name)
@@ -114,7 +100,7 @@ class BatchControllers:
 
     def pending(self) -> int:
         """Number of syncs waiting to run now."""
-        return len(self._pending)
+        return self._timers.pending()
 
     # ----- events -----------------------------------------------------------------------------
     def handle_event(self, type_: str, obj: Mapping[str, Any]) -> None:

@@ -12,9 +12,10 @@ from typing import Any
 
 from berth.api.contracts import Store
 from berth.api.errors import StatusError
-from berth.clock import Clock, Timer
+from berth.clock import Clock
 from berth.controllers.workloads.common import POD_KEY, controller_of, parse_time
 from berth.controllers.workloads.podindex import PodIndex
+from berth.controllers.workloads.timers import ReconcileTimers
 
 __all__ = ["PodOwnerDriver", "set_controller"]
 
@@ -53,10 +54,9 @@ class PodOwnerDriver:
         self.pods = PodIndex()
         self._epoch = parse_time(store.timestamp(0.0)) or 0.0
         self._sync: Sync = lambda ns, name: None
-        self._pending: dict[tuple[str, str], Timer] = {}
+        self._timers: ReconcileTimers[tuple[str, str]] = ReconcileTimers(clock, self._run, priority)
         self._names: dict[str, set[str]] = {}
         """Namespace → names of the objects of our kind there (an orphan pod may be theirs to adopt)."""
-        self._later: dict[tuple[str, str], Timer] = {}
         for pod in store.list(POD_KEY)[0]:
             ref = controller_of(pod)
             if ref is not None and ref.get("kind") == kind[1]:
@@ -93,26 +93,11 @@ class PodOwnerDriver:
 
     def enqueue(self, namespace: str, name: str) -> None:
         """Sync the object at the current time (once, however often it is asked)."""
-        key = (namespace, name)
-        if key in self._pending:
-            return
-        self._pending[key] = self.clock.call_at(self.clock.now(), lambda: self._run(key), self.priority)
+        self._timers.enqueue((namespace, name))
 
     def enqueue_after(self, namespace: str, name: str, delay: float) -> None:
         """Sync the object `delay` seconds from now (the earliest of the requests wins)."""
-        key = (namespace, name)
-        when = self.clock.now() + delay
-        timer = self._later.get(key)
-        if timer is not None and timer.active:
-            if timer.when <= when:
-                return
-            timer.cancel()
-
-        def fire() -> None:
-            self._later.pop(key, None)
-            self.enqueue(*key)
-
-        self._later[key] = self.clock.call_at(when, fire, self.priority)
+        self._timers.enqueue_after((namespace, name), delay)
 
     def enqueue_all(self) -> None:
         """Sync every stored object of the kind (a node changed, for DaemonSets)."""
@@ -121,12 +106,11 @@ class PodOwnerDriver:
             self.enqueue(meta.get("namespace", ""), meta["name"])
 
     def _run(self, key: tuple[str, str]) -> None:
-        self._pending.pop(key, None)
         self._sync(*key)
 
     def pending(self) -> int:
         """Number of syncs waiting to run now."""
-        return len(self._pending)
+        return self._timers.pending()
 
     def on_pod(self, type_: str, pod: Mapping[str, Any]) -> None:
         """Index the pod and sync the object of our kind that controls it (now or before)."""

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from berth.scheduler.framework.config_schema import strict_decoding_error, unknown_fields
+from berth.scheduler.framework.config_schema import EXTENSION_POINTS, strict_decoding_error, unknown_fields
 from berth.scheduler.framework.config_versions import (
     API_VERSIONS,
     removed_plugin_errors,
@@ -31,21 +31,6 @@ from berth.scheduler.framework.extender_config import (
 )
 
 KIND = "KubeSchedulerConfiguration"
-
-EXTENSION_POINTS = (
-    "preEnqueue",
-    "queueSort",
-    "preFilter",
-    "filter",
-    "postFilter",
-    "preScore",
-    "score",
-    "reserve",
-    "permit",
-    "preBind",
-    "bind",
-    "postBind",
-)
 
 
 class ConfigError(ValueError):

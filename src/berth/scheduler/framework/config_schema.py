@@ -41,8 +41,8 @@ _EXTENDER: Tree = {
     "managedResources": ("list", dict.fromkeys(MANAGED_FIELDS)),
 }
 
-# Extension points of each version's Plugins (v1beta2 gained preEnqueue in 1.26; multiPoint came with v1beta3).
-_POINTS_V1BETA1 = (
+EXTENSION_POINTS = (
+    "preEnqueue",
     "queueSort",
     "preFilter",
     "filter",
@@ -55,7 +55,11 @@ _POINTS_V1BETA1 = (
     "bind",
     "postBind",
 )
-_POINTS_V1BETA2 = ("preEnqueue", *_POINTS_V1BETA1)
+"""The extension points a profile's ``plugins`` names (v1's, besides ``multiPoint``)."""
+
+# Extension points of each version's Plugins (v1beta2 gained preEnqueue in 1.26; multiPoint came with v1beta3).
+_POINTS_V1BETA1 = EXTENSION_POINTS[1:]
+_POINTS_V1BETA2 = EXTENSION_POINTS
 _POINTS_V1BETA3 = (*_POINTS_V1BETA2, "multiPoint")
 
 # Berth reads Koordinator's published spelling ``reservation`` as ``reserve``.

@@ -8,7 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from berth.scheduler.framework.config import EXTENSION_POINTS, ConfigError, ProfileConfig, expand_plugins
+from berth.scheduler.framework.config import ConfigError, ProfileConfig, expand_plugins
+from berth.scheduler.framework.config_schema import EXTENSION_POINTS
 from berth.scheduler.framework.cycle_state import CycleState
 from berth.scheduler.framework.nodetable import BoolArray, IntArray, NodeInfo, NodeTable
 from berth.scheduler.framework.plugin import (
