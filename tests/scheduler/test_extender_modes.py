@@ -54,6 +54,53 @@ def test_serve_schedules_through_the_extender(tmp_path: Path) -> None:
     assert body["Pod"]["metadata"]["name"] == "p"
 
 
+def test_serve_answers_an_extender_that_binds_through_it(tmp_path: Path) -> None:
+    """kube's extenders bind by POSTing pods/binding to the API server: in berth serve that is the server that
+    is binding, so the extender's call must not hold it (it used to block until httpTimeout)."""
+    serving_at: list[Any] = []
+
+    def bind_back(body: dict[str, Any]) -> tuple[int, Any]:
+        (served,) = serving_at
+        binding = {
+            "apiVersion": "v1",
+            "kind": "Binding",
+            "metadata": {"name": body["PodName"], "namespace": body["PodNamespace"], "uid": body["PodUID"]},
+            "target": {"apiVersion": "v1", "kind": "Node", "name": body["Node"]},
+        }
+        with served.client() as c:
+            path = f"/api/v1/namespaces/{body['PodNamespace']}/pods/{body['PodName']}/binding"
+            done = c.post(path, json=binding)
+        return 200, {"Error": "" if done.status_code == 201 else done.text}
+
+    with running({"bind": bind_back}) as ext:
+        config = tmp_path / "scheduler.yaml"
+        config.write_text(
+            yaml.safe_dump(
+                {
+                    "apiVersion": "kubescheduler.config.k8s.io/v1",
+                    "kind": "KubeSchedulerConfiguration",
+                    "extenders": [{"urlPrefix": ext.url, "bindVerb": "bind", "httpTimeout": "20s"}],
+                }
+            )
+        )
+        with serving(tmp_path / "data", "--scheduler-config", str(config)) as served, served.client() as c:
+            serving_at.append(served)
+            node = make_node("n1").capacity(cpu="4", memory="8Gi", pods="110").obj()
+            assert c.post("/api/v1/nodes", json=node).status_code == 201
+            pods = "/api/v1/namespaces/default/pods"
+            started = time.monotonic()
+            assert c.post(pods, json=make_pod("p").req(cpu="1").obj()).status_code == 201
+            scheduled: list[str] = []
+            while not scheduled and time.monotonic() < started + 15:
+                events = c.get("/api/v1/namespaces/default/events").json()["items"]
+                scheduled = [e["message"] for e in events if e["reason"] == "Scheduled"]
+                time.sleep(0.1)
+            node_name = c.get(f"{pods}/p").json()["spec"].get("nodeName")
+    assert (node_name, scheduled) == ("n1", ["Successfully assigned default/p to n1"])
+    (body,) = ext.bodies("bind")
+    assert (body["PodName"], body["Node"]) == ("p", "n1")
+
+
 def _invoke(*argv: str) -> tuple[int, str, str]:
     result = CliRunner().invoke(app, list(argv))
     if result.exception is not None and not isinstance(result.exception, SystemExit):

@@ -25,7 +25,9 @@ from berth.clock import RealClock
 from berth.controlplane.metrics import metrics_registry, render_metrics
 from berth.controlplane.plane import DEFAULT_DESCHEDULING_INTERVAL, ControlPlane, install_admission
 from berth.descheduler.policy import Policy
+from berth.scheduler.binding import OffThread
 from berth.scheduler.framework.config import SchedulerConfig
+from berth.scheduler.framework.status import Status
 from berth.server.app import ApiServer
 from berth.server.credentials import ServerCredentials
 from berth.store import MemoryStore
@@ -105,6 +107,20 @@ async def _core(
             await asyncio.wait_for(wake.wait(), timeout)
 
 
+def _off_thread(loop: asyncio.AbstractEventLoop, wake: asyncio.Event) -> OffThread:
+    """Runs a blocking call on the loop's default executor and its callback back on the loop (then wakes the
+    core); an exception of the call is raised there, on the loop, and reported by it."""
+
+    def run(call: Callable[[], Status | None], done: Callable[[Status | None], None]) -> None:
+        def answered(future: asyncio.Future[Status | None]) -> None:
+            done(future.result())
+            wake.set()
+
+        loop.run_in_executor(None, call).add_done_callback(answered)
+
+    return run
+
+
 def _listen(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # IPPROTO_TCP named explicitly: asyncio turns on TCP_NODELAY only for sockets that say they are TCP, and
@@ -147,6 +163,8 @@ async def serve(options: ServeOptions, *, ready: Any = None) -> None:
         )
         wake = asyncio.Event()
         store.subscribe(lambda _ev: wake.set())
+        if plane is not None:  # an extender binding through this server is answered while it binds
+            plane.scheduler.binding.off_thread = _off_thread(asyncio.get_running_loop(), wake)
         config = uvicorn.Config(
             api.app,
             ssl_certfile=str(creds.cert_file),

@@ -14,6 +14,10 @@ later, off the scheduling thread), a Bind plugin's success only means the bindin
 open (`in_flight`) until the store reports how the binding ended through `binding_done` — then it ends as an
 inline Bind would have: counted, ``Scheduled`` and PostBind on success; on a refusal Unreserve, the assumed pod
 forgotten, FailedScheduling and PodScheduled=False, and the pod queued again with backoff.
+
+Where the scheduling thread also serves the API (``berth serve``: `off_thread` set), an extender's bind request
+runs on another thread, so that an extender binding through that same API server is answered; the cycle stays
+open until the extender's answer comes back on the scheduling thread.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from berth.api.contracts import Recorder, Store
@@ -55,6 +60,10 @@ class InFlight:
     started: float
 
 
+OffThread = Callable[[Callable[[], "Status | None"], Callable[["Status | None"], None]], None]
+"""Runs a blocking call on another thread and hands its result to a callback on the scheduling thread."""
+
+
 class BindingCycle:
     """Permit waits, PreBind / Bind / PostBind, and the handling of failed attempts."""
 
@@ -86,6 +95,7 @@ class BindingCycle:
         self.on_decision: Callable[[PodInfo, str, Status], None] | None = None
         # whether the store's bind only queues the binding (its outcome comes through binding_done)
         self.deferred = False
+        self.off_thread: OffThread | None = None
         self.in_flight: dict[str, InFlight] = {}
 
     # ----- permit -----------------------------------------------------------------------------
@@ -145,6 +155,17 @@ class BindingCycle:
             s = source.bind_pseudo(state, pod, node)
         else:
             s = fw.run_pre_bind(state, pod, node)
+            if (
+                s.is_success()
+                and self.off_thread is not None
+                and self.extenders.all
+                and self.extenders.binds(pod)
+            ):
+                self.in_flight[pod.uid] = InFlight(fw, qp, state, pod, node, cycle, started)
+                self.off_thread(
+                    partial(self.extenders.bind, pod, node), partial(self._extender_answered, pod.uid)
+                )
+                return
             if s.is_success():
                 # an interested extender with a bind verb binds instead of the Bind plugins (kube's
                 # extendersBinding)
@@ -200,6 +221,24 @@ class BindingCycle:
             self.queue.move_all("Pod", "Delete")
         self._requeue(b.qp)
         self.fail(b.fw, b.qp, s, b.cycle, b.started, error=s.code == Code.ERROR)
+
+    def _extender_answered(self, uid: str, s: Status | None) -> None:
+        """An extender's bind, run off the scheduling thread, answered: the cycle ends as an inline one does
+        (None: no extender bound the pod after all, so the Bind plugins do now)."""
+        b = self.in_flight.pop(uid, None)
+        if b is None:
+            return
+        if s is None:
+            s = b.fw.run_bind(b.state, b.pod, b.node)
+            if s.is_skip():
+                s = Status(Code.ERROR, ("no bind plugin bound the pod",))
+            if s.is_success() and self.deferred:  # queued by the store: binding_done ends it
+                self.in_flight[uid] = b
+                return
+        if not s.is_success():
+            self._bind_failed(b, s, assumed=self.cache.is_assumed(uid))
+            return
+        self._bound(b.fw, b.qp, b.state, b.pod, b.node, b.started, s, pseudo=False)
 
     def binding_done(self, uid: str, error: str | None) -> None:
         """The store's answer to the background binding of pod `uid` (`deferred`): None when the API server

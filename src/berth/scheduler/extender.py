@@ -438,6 +438,10 @@ class Extenders:
         return total
 
     # ----- bind ----------------------------------------------------------------------------------
+    def binds(self, pod: PodInfo) -> bool:
+        """Whether an extender with a bind verb is interested in ``pod`` (it, not the Bind plugins, binds)."""
+        return any(ext.bind_verb and ext.is_interested(pod.obj) for ext in self.all)
+
     def bind(self, pod: PodInfo, node: str) -> Status | None:
         """kube's extendersBinding: the status of the first interested binder's bind, or None when no
         extender binds this pod (the Bind plugins then do)."""
