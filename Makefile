@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck layers unit bench fuzz clean
+.PHONY: demo test lint typecheck layers unit bench bench-fgd fuzz clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +43,9 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/serve_load.py
 	$(BIN)/python benchmarks/end_to_end.py
 	$(BIN)/python benchmarks/live_binding.py
+
+bench-fgd: $(STAMP)
+	$(BIN)/python benchmarks/fgd.py
 
 fuzz: $(STAMP)
 	$(BIN)/python benchmarks/fuzz.py --scenarios 10000 --workers 2
