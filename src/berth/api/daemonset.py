@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from berth.api.checks import Context
-from berth.api.podtemplate import non_negative, validate_selector_and_template
+from berth.api.podtemplate import default_rolling_update, non_negative, validate_selector_and_template
 
 __all__ = ["default_daemon_set", "validate_daemon_set"]
 
@@ -33,15 +33,5 @@ def default_daemon_set(obj: dict[str, Any]) -> None:
     spec = obj.get("spec")
     if not isinstance(spec, dict):
         return
-    strategy = spec.get("updateStrategy")
-    if not isinstance(strategy, dict):
-        strategy = spec["updateStrategy"] = {}
-    if not strategy.get("type"):
-        strategy["type"] = "RollingUpdate"
-    if strategy["type"] == "RollingUpdate":
-        rolling = strategy.get("rollingUpdate")
-        if not isinstance(rolling, dict):
-            rolling = strategy["rollingUpdate"] = {}
-        rolling.setdefault("maxUnavailable", 1)
-        rolling.setdefault("maxSurge", 0)
+    default_rolling_update(spec, {"maxUnavailable": 1, "maxSurge": 0})
     spec.setdefault("revisionHistoryLimit", 10)

@@ -12,7 +12,7 @@ from berth.api.checks import Context
 from berth.api.labels import LabelSelectorError, compile_label_selector
 from berth.api.podspec import validate_pod_spec
 
-__all__ = ["go_string_map", "non_negative", "validate_selector_and_template"]
+__all__ = ["default_rolling_update", "go_string_map", "non_negative", "validate_selector_and_template"]
 
 
 def go_string_map(value: object) -> str:
@@ -78,3 +78,19 @@ def validate_selector_and_template(
         if deadline_forbidden:
             ctx.forbidden(path, why)
         ctx.invalid(path, deadline, why)
+
+
+def default_rolling_update(spec: dict[str, Any], rolling: Mapping[str, Any]) -> None:
+    """Default ``spec.updateStrategy`` (in place) as the apps/v1 workload kinds do: type RollingUpdate, and for a
+    RollingUpdate strategy the `rolling` fields of ``rollingUpdate`` that are not set."""
+    strategy = spec.get("updateStrategy")
+    if not isinstance(strategy, dict):
+        strategy = spec["updateStrategy"] = {}
+    if not strategy.get("type"):
+        strategy["type"] = "RollingUpdate"
+    if strategy["type"] == "RollingUpdate":
+        given = strategy.get("rollingUpdate")
+        if not isinstance(given, dict):
+            given = strategy["rollingUpdate"] = {}
+        for key, value in rolling.items():
+            given.setdefault(key, value)

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from berth.api.checks import Context
-from berth.api.podtemplate import non_negative, validate_selector_and_template
+from berth.api.podtemplate import default_rolling_update, non_negative, validate_selector_and_template
 
 __all__ = [
     "ORDERED_READY",
@@ -72,16 +72,7 @@ def default_stateful_set(obj: dict[str, Any]) -> None:
     spec.setdefault("replicas", 1)
     if not spec.get("podManagementPolicy"):
         spec["podManagementPolicy"] = ORDERED_READY
-    strategy = spec.get("updateStrategy")
-    if not isinstance(strategy, dict):
-        strategy = spec["updateStrategy"] = {}
-    if not strategy.get("type"):
-        strategy["type"] = "RollingUpdate"
-    if strategy["type"] == "RollingUpdate":
-        rolling = strategy.get("rollingUpdate")
-        if not isinstance(rolling, dict):
-            rolling = strategy["rollingUpdate"] = {}
-        rolling.setdefault("partition", 0)
+    default_rolling_update(spec, {"partition": 0})
     spec.setdefault("revisionHistoryLimit", 10)
     policy = spec.get("persistentVolumeClaimRetentionPolicy")
     if not isinstance(policy, dict):

@@ -64,6 +64,12 @@ OffThread = Callable[[Callable[[], "Status | None"], Callable[["Status | None"],
 """Runs a blocking call on another thread and hands its result to a callback on the scheduling thread."""
 
 
+def _run_bind(fw: Framework, state: CycleState, pod: PodInfo, node: str) -> Status:
+    """The Bind plugins' status; an error when every one of them skipped the pod."""
+    s = fw.run_bind(state, pod, node)
+    return Status(Code.ERROR, ("no bind plugin bound the pod",)) if s.is_skip() else s
+
+
 class BindingCycle:
     """Permit waits, PreBind / Bind / PostBind, and the handling of failed attempts."""
 
@@ -170,9 +176,7 @@ class BindingCycle:
                 # an interested extender with a bind verb binds instead of the Bind plugins (kube's
                 # extendersBinding)
                 bound = self.extenders.bind(pod, node) if self.extenders.all else None
-                s = bound if bound is not None else fw.run_bind(state, pod, node)
-                if s.is_skip():
-                    s = Status(Code.ERROR, ("no bind plugin bound the pod",))
+                s = bound if bound is not None else _run_bind(fw, state, pod, node)
         if not s.is_success():
             self._bind_failed(InFlight(fw, qp, state, pod, node, cycle, started), s)
             return
@@ -229,9 +233,7 @@ class BindingCycle:
         if b is None:
             return
         if s is None:
-            s = b.fw.run_bind(b.state, b.pod, b.node)
-            if s.is_skip():
-                s = Status(Code.ERROR, ("no bind plugin bound the pod",))
+            s = _run_bind(b.fw, b.state, b.pod, b.node)
             if s.is_success() and self.deferred:  # queued by the store: binding_done ends it
                 self.in_flight[uid] = b
                 return

@@ -8,6 +8,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from berth.api.conditions import pod_condition
+from berth.api.contracts import Store
+from berth.api.errors import StatusError
 
 __all__ = [
     "DEPLOYMENT_KEY",
@@ -19,6 +21,7 @@ __all__ = [
     "is_pod_active",
     "ready_since",
     "scaled_value",
+    "set_controller",
 ]
 
 Obj = dict[str, Any]
@@ -100,3 +103,24 @@ def int_field(spec: Mapping[str, Any], name: str, default: int) -> int:
     """An int32 spec field with its apps/v1 default when absent."""
     v = spec.get(name)
     return default if v is None else int(v)
+
+
+def set_controller(
+    store: Store,
+    obj: Mapping[str, Any],
+    owner_uid: str,
+    ref: Mapping[str, Any] | None,
+    key: tuple[str, str] = POD_KEY,
+) -> dict[str, Any] | None:
+    """Adopt (`ref`: the new controller reference) or release (None) an object of kind `key` for the owner
+    `owner_uid`, with a uid-preconditioned patch as kube's ClaimPods does; the patched object, or None when the
+    patch failed."""
+    meta = obj["metadata"]
+    refs = [r for r in meta.get("ownerReferences") or () if r.get("uid") != owner_uid]
+    if ref is not None:
+        refs.append(dict(ref))
+    patch = {"metadata": {"uid": meta["uid"], "ownerReferences": refs or None}}
+    try:
+        return store.patch(key, meta.get("namespace", ""), meta["name"], patch)
+    except StatusError:
+        return None

@@ -29,9 +29,14 @@ from berth.api.taints import (
     parse_taints,
     parse_tolerations,
 )
-from berth.controllers.workloads.common import POD_KEY, controller_ref, int_field, scaled_value
+from berth.controllers.workloads.common import (
+    POD_KEY,
+    controller_ref,
+    int_field,
+    scaled_value,
+    set_controller,
+)
 from berth.controllers.workloads.hashing import compute_hash
-from berth.controllers.workloads.podowner import set_controller
 from berth.controllers.workloads.replicaset import is_pod_available
 from berth.controllers.workloads.syncbase import SyncController
 

@@ -28,6 +28,7 @@ from berth.controllers.workloads.common import (
     controller_ref,
     int_field,
     parse_time,
+    set_controller,
 )
 from berth.controllers.workloads.hashing import compute_hash
 from berth.controllers.workloads.syncbase import SyncController
@@ -129,23 +130,12 @@ class DeploymentController(SyncController):
                 if matches:
                     out.append(rs)
                 elif not deleting:
-                    self._set_owner(rs, uid, None)
+                    set_controller(self.store, rs, uid, None, RS_KEY)
             elif ref is None and matches and not deleting:
-                adopted = self._set_owner(rs, uid, controller_ref(d))
+                adopted = set_controller(self.store, rs, uid, controller_ref(d), RS_KEY)
                 if adopted is not None:
                     out.append(adopted)
         return out
-
-    def _set_owner(self, rs: Obj, owner_uid: str, ref: Obj | None) -> Obj | None:
-        meta = rs["metadata"]
-        refs = [r for r in meta.get("ownerReferences") or () if r.get("uid") != owner_uid]
-        if ref is not None:
-            refs.append(dict(ref))
-        patch = {"metadata": {"uid": meta["uid"], "ownerReferences": refs or None}}
-        try:
-            return self.store.patch(RS_KEY, meta.get("namespace", ""), meta["name"], patch)
-        except StatusError:
-            return None
 
     # ----- finding / creating the new ReplicaSet ----------------------------------------------
     def _get_all(self, rs_list: list[Obj], *, create: bool) -> tuple[Obj | None, list[Obj]]:

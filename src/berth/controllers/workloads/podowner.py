@@ -11,31 +11,14 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from berth.api.contracts import Store
-from berth.api.errors import StatusError
 from berth.clock import Clock
 from berth.controllers.workloads.common import POD_KEY, controller_of, parse_time
 from berth.controllers.workloads.podindex import PodIndex
 from berth.controllers.workloads.timers import ReconcileTimers
 
-__all__ = ["PodOwnerDriver", "set_controller"]
+__all__ = ["PodOwnerDriver"]
 
 Sync = Callable[[str, str], None]
-
-
-def set_controller(
-    store: Store, pod: Mapping[str, Any], owner_uid: str, ref: Mapping[str, Any] | None
-) -> Mapping[str, Any] | None:
-    """Adopt (`ref`: the new controller reference) or release (None) a pod for the owner `owner_uid`, with a
-    uid-preconditioned patch as kube's ClaimPods does; the patched pod, or None when the patch failed."""
-    meta = pod["metadata"]
-    refs = [r for r in meta.get("ownerReferences") or () if r.get("uid") != owner_uid]
-    if ref is not None:
-        refs.append(dict(ref))
-    patch = {"metadata": {"uid": meta["uid"], "ownerReferences": refs or None}}
-    try:
-        return store.patch(POD_KEY, meta.get("namespace", ""), meta["name"], patch)
-    except StatusError:
-        return None
 
 
 class PodOwnerDriver:

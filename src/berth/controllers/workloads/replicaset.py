@@ -23,6 +23,7 @@ from berth.controllers.workloads.common import (
     int_field,
     is_pod_active,
     ready_since,
+    set_controller,
 )
 from berth.controllers.workloads.ranking import pods_to_delete
 from berth.controllers.workloads.syncbase import SyncController
@@ -98,29 +99,15 @@ class ReplicaSetController(SyncController):
             if selector.matches(pod["metadata"].get("labels") or {}):
                 active.append(pod)
             elif not deleting:
-                self._set_owner(pod, uid, None)
+                set_controller(self.store, pod, uid, None)
         if deleting or selector.is_everything():
             return active
         for pod in self.pods.orphans(meta.get("namespace", "")):
             if is_pod_active(pod) and selector.matches(pod["metadata"].get("labels") or {}):
-                adopted = self._set_owner(pod, uid, controller_ref(rs))
+                adopted = set_controller(self.store, pod, uid, controller_ref(rs))
                 if adopted is not None:
                     active.append(adopted)
         return active
-
-    def _set_owner(
-        self, pod: Mapping[str, Any], owner_uid: str, ref: Mapping[str, Any] | None
-    ) -> Mapping[str, Any] | None:
-        """Adopt (`ref`) or release (None) a pod with a uid-preconditioned patch; None when it failed."""
-        meta = pod["metadata"]
-        refs = [r for r in meta.get("ownerReferences") or () if r.get("uid") != owner_uid]
-        if ref is not None:
-            refs.append(dict(ref))
-        patch = {"metadata": {"uid": meta["uid"], "ownerReferences": refs or None}}
-        try:
-            return self.store.patch(POD_KEY, meta.get("namespace", ""), meta["name"], patch)
-        except StatusError:
-            return None
 
     def _manage(self, rs: Mapping[str, Any], active: list[Mapping[str, Any]]) -> tuple[str, str] | None:
         """Create or delete pods; returns (reason, message) of the first failure, or None."""

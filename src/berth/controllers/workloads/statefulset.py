@@ -29,9 +29,8 @@ from berth.api.conditions import is_pod_ready
 from berth.api.errors import AlreadyExists, NotFound, StatusError
 from berth.api.labels import LabelSelectorError, Selector, compile_label_selector
 from berth.api.statefulset import PARALLEL, POD_INDEX_LABEL, POD_NAME_LABEL, REVISION_LABEL
-from berth.controllers.workloads.common import POD_KEY, controller_ref, int_field
+from berth.controllers.workloads.common import POD_KEY, controller_ref, int_field, set_controller
 from berth.controllers.workloads.hashing import compute_hash
-from berth.controllers.workloads.podowner import set_controller
 from berth.controllers.workloads.replicaset import is_pod_available
 from berth.controllers.workloads.syncbase import SyncController
 
