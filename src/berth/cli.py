@@ -993,7 +993,15 @@ def trace_openb(
         str, typer.Option(help="Pod list: default, cpu050, gpushare40, multigpu20 ...")
     ] = "default",
     nodes: Annotated[str, typer.Option(help="Node list: gpu (GPU nodes, as the paper) or all.")] = "gpu",
-    inflation: Annotated[float, typer.Option(help="Arrived GPU demand as a multiple of GPU capacity.")] = 1.3,
+    inflation: Annotated[
+        float | None, typer.Option(help="Arrived GPU demand as a multiple of GPU capacity (default 1.3).")
+    ] = None,
+    timed: Annotated[
+        bool,
+        typer.Option(
+            "--timed", help="Replay at the trace's creation and deletion times instead of the paper's way."
+        ),
+    ] = False,
     seed: Annotated[int, typer.Option(help="Seed: shuffle, resampling, Random policy.")] = 42,
     policy: Annotated[
         str | None,
@@ -1030,7 +1038,13 @@ def trace_openb(
         if policy is not None and scheduler_config is not None:
             raise TraceError("--policy and --scheduler-config exclude each other")
         name = policy_from_config(scheduler_config) if scheduler_config else policy_name(policy or "FGD")
-        opts = OpenbOptions(folder, pod_list, nodes, inflation, seed, name)
+        if timed and inflation is not None:
+            raise TraceError(
+                "--inflation and --timed exclude each other (--timed replays the recorded times)"
+            )
+        opts = OpenbOptions(
+            folder, pod_list, nodes, 1.3 if inflation is None else inflation, seed, name, timed
+        )
         if emit:
             emit_openb(opts, sys.stdout)
             return

@@ -13,15 +13,18 @@ from typing import Any, TextIO
 import yaml
 
 from berth.scheduler.plugins.gpushare.policies import POLICIES
+from berth.scheduler.plugins.gpushare.state import GpuPod
 from berth.sim.traces.openb import (
+    PodTimes,
     TraceError,
     load_nodes,
+    load_pod_times,
     load_pods,
     node_object,
     pod_object,
     replay_workload,
 )
-from berth.sim.traces.replay import ReplayResult, cluster_of, replay
+from berth.sim.traces.replay import ReplayResult, cluster_of, replay, replay_timed, timed_events
 
 SCORE_PLUGIN_POLICY = {
     "RandomScore": "Random",
@@ -43,6 +46,8 @@ class OpenbOptions:
     inflation: float = 1.3
     seed: int = 42
     policy: str = "FGD"
+    timed: bool = False
+    """Replay at the trace's creation and deletion times instead of the paper's inflated arrivals."""
 
 
 def policy_name(name: str) -> str:
@@ -95,6 +100,16 @@ def run_openb(opts: OpenbOptions, quiet: bool = True) -> ReplayResult:
     check_options(opts)
     nodes = load_nodes(opts.folder, opts.nodes)
     pods = load_pods(opts.folder, opts.pod_list)
+    if opts.timed:
+        times = load_pod_times(opts.folder, opts.pod_list)
+        progress = None if quiet else _progress(2 * len(pods), opts.policy)
+        try:
+            return replay_timed(
+                nodes, pods, times, opts.policy, opts.seed, progress.tick if progress else None
+            )
+        finally:
+            if progress is not None:
+                progress.close()
     workload = replay_workload(pods, cluster_of(nodes).gpu_capacity_milli, opts.inflation, opts.seed)
     progress = None if quiet else _progress(len(workload), opts.policy)
     try:
@@ -105,24 +120,46 @@ def run_openb(opts: OpenbOptions, quiet: bool = True) -> ReplayResult:
 
 
 def emit_openb(opts: OpenbOptions, out: TextIO) -> int:
-    """Write the trace's nodes (initial objects) and a Scenario creating the workload's pods one a second;
-    returns the number of pods."""
+    """Write the trace's nodes (initial objects) and a Scenario creating the workload's pods (one a second, or
+    with ``timed`` at their recorded times, deleted at theirs); returns the number of pods."""
     check_options(opts)
     nodes = load_nodes(opts.folder, opts.nodes)
     pods = load_pods(opts.folder, opts.pod_list)
-    workload = replay_workload(pods, cluster_of(nodes).gpu_capacity_milli, opts.inflation, opts.seed)
     docs: list[dict[str, Any]] = [node_object(n) for n in nodes]
-    steps = [{"at": f"{i + 1}s", "create": [pod_object(p)]} for i, p in enumerate(workload)]
+    steps: list[dict[str, Any]]
+    if opts.timed:
+        steps = _timed_steps(pods, load_pod_times(opts.folder, opts.pod_list))
+        count = len(pods)
+    else:
+        workload = replay_workload(pods, cluster_of(nodes).gpu_capacity_milli, opts.inflation, opts.seed)
+        steps = [{"at": f"{i + 1}s", "create": [pod_object(p)]} for i, p in enumerate(workload)]
+        count = len(workload)
     docs.append(
         {
             "apiVersion": "berth.dev/v1alpha1",
             "kind": "Scenario",
-            "metadata": {"name": f"openb-{opts.pod_list}-{opts.seed}"},
+            "metadata": {"name": f"openb-{opts.pod_list}-{'timed' if opts.timed else opts.seed}"},
             "spec": {"steps": steps},
         }
     )
     yaml.safe_dump_all(docs, out, sort_keys=False)
-    return len(workload)
+    return count
+
+
+def _timed_steps(pods: list[GpuPod], times: dict[str, PodTimes]) -> list[dict[str, Any]]:
+    """One Scenario step per second of the trace at which pods are created or deleted."""
+    steps: list[dict[str, Any]] = []
+    for second, kind, i in timed_events(pods, times):
+        if not steps or steps[-1]["at"] != f"{second}s":
+            steps.append({"at": f"{second}s"})
+        step = steps[-1]
+        if kind == 1:
+            step.setdefault("create", []).append(pod_object(pods[i]))
+        else:
+            step.setdefault("delete", []).append(
+                {"apiVersion": "v1", "kind": "Pod", "namespace": "default", "name": pods[i].name}
+            )
+    return steps
 
 
 def write_report(result: ReplayResult, path: Path) -> None:

@@ -155,6 +155,41 @@ def load_pods(folder: Path, pod_list: str = "default") -> list[GpuPod]:
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class PodTimes:
+    """When a pod of the trace was created and deleted, in seconds from the trace's start (None: never)."""
+
+    creation: int
+    deletion: int | None
+
+
+TIME_COLUMNS = ("creation_time", "deletion_time")
+
+
+def load_pod_times(folder: Path, pod_list: str = "default") -> dict[str, PodTimes]:
+    """The creation and deletion times of every pod of the list (``--timed``); checks every row."""
+    rel = pod_list_file(pod_list)
+    header, body = _read(folder / rel, rel, POD_COLUMNS)
+    missing = [c for c in TIME_COLUMNS if c not in header]
+    if missing:
+        raise TraceError(
+            f"{rel}: line 1: missing column(s) {', '.join(missing)} (--timed replays the recorded times; "
+            "this pod list has none)"
+        )
+    name_col, created_col, deleted_col = (header.index(c) for c in ("name", *TIME_COLUMNS))
+    out: dict[str, PodTimes] = {}
+    for line, row in body:
+        created = _int(rel, line, "creation_time", row[created_col].strip(), 0)
+        raw = row[deleted_col].strip()
+        deleted = _int(rel, line, "deletion_time", raw, 0) if raw else None
+        if deleted is not None and deleted < created:
+            raise TraceError(
+                f"{rel}: line {line}, column deletion_time: {deleted} is before creation_time {created}"
+            )
+        out[row[name_col].strip()] = PodTimes(created, deleted)
+    return out
+
+
 def replay_workload(
     pods: Sequence[GpuPod], gpu_capacity_milli: int, inflation: float, seed: int
 ) -> list[GpuPod]:
@@ -250,9 +285,11 @@ __all__ = [
     "GPU_COUNT",
     "GPU_INDEX",
     "GPU_MILLI",
+    "PodTimes",
     "TraceError",
     "TraceNode",
     "load_nodes",
+    "load_pod_times",
     "load_pods",
     "node_object",
     "pod_list_file",
