@@ -671,6 +671,87 @@ def deschedule(
         sys.stdout.write(plan.to_table())
 
 
+class WhatIfFormat(StrEnum):
+    """Output formats of ``berth whatif``."""
+
+    table = "table"
+    json = "json"
+
+
+@app.command()
+def whatif(
+    paths: Annotated[
+        list[Path] | None,
+        typer.Argument(help="Manifest files or directories: the cluster (default: a live cluster)."),
+    ] = None,
+    pod: Annotated[Path | None, typer.Option("--pod", help="File with the Pod to place.")] = None,
+    gang: Annotated[
+        Path | None, typer.Option("--gang", help="File with the pods of one PodGroup (and the PodGroup).")
+    ] = None,
+    reservation: Annotated[
+        Path | None, typer.Option("--reservation", help="File with the Koordinator Reservation to place.")
+    ] = None,
+    scheduler_config: SchedulerConfigOption = None,
+    output: Annotated[
+        WhatIfFormat, typer.Option("-o", "--output", help="Output format.")
+    ] = WhatIfFormat.table,
+    now: Annotated[
+        str | None, typer.Option("--now", help="The cluster's time (RFC 3339; default: the wall clock).")
+    ] = None,
+    seed: SeedOption = 0,
+    kubeconfig: Kubeconfig = None,
+    context: Context = None,
+    server: Server = None,
+    token: Token = None,
+    insecure_skip_tls_verify: Insecure = False,
+    validate: ValidateOption = "strict",
+) -> None:
+    """Would a pod, a gang or a Reservation fit now: where, what it preempts and borrows; if not, why, and the
+    smallest change that makes it fit (each tried on a copy; nothing is written to the cluster)."""
+    from datetime import UTC, datetime
+
+    from berth.api.errors import StatusError
+    from berth.api.timestamps import parse_time
+    from berth.remote.client import ServerUnreachable
+    from berth.sim import whatif as wi
+
+    chosen = [(k, p) for k, p in (("Pod", pod), ("PodGroup", gang), ("Reservation", reservation)) if p]
+    if len(chosen) != 1:
+        raise _invalid("give exactly one of --pod, --gang and --reservation")
+    kind, path = chosen[0]
+    at = datetime.now(UTC).replace(microsecond=0) if now is None else parse_time(now)
+    if at is None:
+        raise _invalid(f'--now: invalid time "{now}" (expected RFC 3339, e.g. 2024-01-01T00:00:00Z)')
+    config = _load_config(scheduler_config)
+    try:
+        asked = _load_manifests([path], validate)
+        question = wi.question_from(kind, [(m.obj, m.source) for m in asked], str(path))
+        manifests = _load_manifests(paths, validate) if paths else None
+    except (ManifestError, InvalidObjectError, wi.WhatIfError) as e:
+        raise _invalid(str(e)) from None
+    for m in manifests or ():
+        if m.obj.get("kind") == "Scenario":
+            raise _invalid(f"{m.source}: berth whatif reads cluster objects, not a Scenario")
+    cluster = None if manifests is None else [m.obj for m in manifests]
+    try:
+        if cluster is None:
+            from berth.remote.store import RemoteStore
+            from berth.sim.deschedule import read_cluster
+
+            store = RemoteStore(
+                _connect(kubeconfig, context, server, token, insecure_skip_tls_verify), RealClock()
+            )
+            cluster = read_cluster(store)
+        result = wi.answer(cluster, question, now=at, config=config, seed=seed, validated=True)
+    except (wi.WhatIfError, InvalidObjectError) as e:
+        raise _invalid(str(e)) from None
+    except (StatusError, ServerUnreachable) as e:
+        raise _server_error(e) from None
+    for note in result.trial.notes:
+        typer.echo(f"warning: {note}", err=True)
+    sys.stdout.write(result.to_json() if output is WhatIfFormat.json else result.to_table())
+
+
 def _run_loop(main: Any) -> None:
     """Run the server's coroutine on uvloop (libuv: about twice the requests per second of asyncio's own loop
     here), or on asyncio's loop where uvloop is not available."""
