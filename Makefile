@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck layers unit bench bench-fgd fuzz clean
+.PHONY: demo test lint typecheck layers unit bench bench-fgd bench-compare fuzz clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -46,6 +46,9 @@ bench: $(STAMP)
 
 bench-fgd: $(STAMP)
 	$(BIN)/python benchmarks/fgd.py
+
+bench-compare: $(STAMP)
+	$(BIN)/python benchmarks/compare_sweep.py
 
 fuzz: $(STAMP)
 	$(BIN)/python benchmarks/fuzz.py --scenarios 10000 --workers 2

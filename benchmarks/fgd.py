@@ -2,8 +2,8 @@
 default pod list at 130 % arrived GPU load, per scheduling policy, mean and spread over seeds 42-51, next to the
 paper's published figure (USENIX ATC'23, the trace folder's README).
 
-Each replay is ``berth trace openb DIR --policy P --seed S`` (`berth.sim.traces.command.run_openb`), run in
-``--jobs`` worker processes. Writes benchmarks/results/fgd.json (``make bench-fgd``); other options write a file
+Each replay is one run of ``berth compare openb:DIR --config policy:P --seeds S`` (`berth.sim.compare`: the
+same replay as ``berth trace openb``), run in ``--jobs`` worker processes. Writes benchmarks/results/fgd.json (``make bench-fgd``); other options write a file
 of their own (see report.py). ``--quick``: seed 42 only.
 """
 
@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,8 @@ sys.path.insert(0, str(HERE))
 
 from report import parse_args, publish  # noqa: E402
 
-from berth.sim.traces.command import OpenbOptions, run_openb  # noqa: E402
+from berth.sim.compare import Outcome, prepare, run_all  # noqa: E402
+from berth.sim.traces.command import policy_name  # noqa: E402
 
 TRACE = HERE.parent.parent / "shared" / "traces" / "alibaba-openb-gpu-2023"
 PAPER = {
@@ -35,10 +35,16 @@ PAPER = {
 """The paper's final GPU allocation ratio (%) at 130 % arrived load on the default pod list."""
 
 
-def _one(folder: str, policy: str, seed: int, inflation: float) -> tuple[str, int, float, float]:
-    result = run_openb(OpenbOptions(Path(folder), policy=policy, seed=seed, inflation=inflation))
-    ratio = float(result.report(series=False)["gpuAllocationRatio"])
-    return policy, seed, round(100 * ratio, 2), round(result.cpu_seconds, 2)
+def sweep(trace: Path, policies: list[str], seeds: list[int], inflation: float, jobs: int) -> list[Outcome]:
+    """Every (policy, seed) replay of the trace's default pod list (GPU nodes) at ``inflation``, checked and run
+    by ``berth compare``'s machinery in ``jobs`` worker processes: the outcomes, policy-major."""
+    comparison = prepare(
+        [f"openb:{trace}?inflation={inflation}"],
+        [f"policy:{p}" for p in policies],
+        ",".join(str(s) for s in seeds),
+        jobs,
+    )
+    return run_all(comparison.runs, comparison.executor.jobs)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -51,14 +57,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--jobs", type=int, default=2, help="worker processes")
     ap.add_argument("--quick", action="store_true", help="seed 42 only")
     args = parse_args(ap, argv, ignore=("trace", "jobs"))
-    policies = [p for p in args.policies.split(",") if p]
+    policies = [policy_name(p) for p in args.policies.split(",") if p]
     seeds = [args.first_seed] if args.quick else list(range(args.first_seed, args.first_seed + args.seeds))
     runs: dict[str, dict[int, tuple[float, float]]] = {p: {} for p in policies}
-    with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        futures = [pool.submit(_one, str(args.trace), p, s, args.inflation) for p in policies for s in seeds]
-        for f in futures:
-            policy, seed, percent, cpu = f.result()
-            runs[policy][seed] = (percent, cpu)
+    for o in sweep(args.trace, policies, seeds, args.inflation, max(1, args.jobs)):
+        runs[o["config"]][o["seed"]] = (round(100 * o["gpuAllocation"], 2), round(o["replayCpuSeconds"], 2))
     table: dict[str, Any] = {}
     for policy in policies:
         percents = [runs[policy][s][0] for s in seeds]
@@ -82,8 +85,8 @@ def main(argv: list[str] | None = None) -> None:
             "trace": "alibaba-openb-gpu-2023 default pod list, GPU nodes",
             "inflation": args.inflation,
             "seeds": seeds,
-            "produced_by": "benchmarks/fgd.py: berth trace openb (sim/traces/command.run_openb) per policy and "
-            "seed; cpuSeconds is the process time of one replay",
+            "produced_by": "benchmarks/fgd.py: berth compare's trace runs (sim/compare, the replay of berth "
+            "trace openb) per policy and seed; cpuSeconds is the process time of one replay",
             "policies": table,
         },
     )

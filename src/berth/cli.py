@@ -1137,6 +1137,71 @@ def trace_openb(
         write_report(result, report)
 
 
+class CompareOutput(StrEnum):
+    """Output formats of ``berth compare``."""
+
+    table = "table"
+    json = "json"
+
+
+@app.command()
+def compare(
+    workloads: Annotated[
+        list[str],
+        typer.Argument(
+            help="Workloads: a scenario file or folder (as berth simulate reads it), or a trace spec "
+            "openb:DIR[?pod-list=default&inflation=1.3&nodes=gpu]."
+        ),
+    ],
+    config: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--config",
+            help="A KubeSchedulerConfiguration file, or policy:NAME (FGD, BestFit, ...) for trace workloads; "
+            "repeat for each configuration (default: the default configuration, FGD on traces).",
+        ),
+    ] = None,
+    seeds: Annotated[
+        str | None,
+        typer.Option(help="Seeds: 42, 42..51 or 1,5,9 (default 0 for scenarios, 42 for traces)."),
+    ] = None,
+    jobs: Annotated[
+        int | None, typer.Option(help="Worker processes on this machine (default: the CPU count).")
+    ] = None,
+    executor: Annotated[
+        str, typer.Option(help="local, or dask://HOST:PORT: the scheduler of a dask.distributed cluster.")
+    ] = "local",
+    until: UntilOption = None,
+    output: Annotated[
+        CompareOutput, typer.Option("-o", "--output", help="Output format.")
+    ] = CompareOutput.table,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+) -> None:
+    """Run workloads under several scheduler configurations and seeds; one table of outcomes per workload."""
+    from berth.sim.compare import CompareError, RunFailed, execute, prepare, to_json, to_table
+
+    until_s = None if until is None else _seconds("--until", until)
+    try:
+        comparison = prepare(workloads, config or [], seeds, jobs, executor, until_s)
+        for notice in comparison.warnings:
+            typer.echo(f"warning: {notice}", err=True)
+        console = None if quiet else _terminal_console()
+        if console is None:
+            groups = execute(comparison)
+        else:
+            from rich.progress import Progress
+
+            with Progress(console=console, transient=True) as bar:
+                task = bar.add_task("compare", total=len(comparison.runs))
+                groups = execute(comparison, lambda: bar.advance(task))
+    except CompareError as e:
+        raise _invalid(str(e)) from None
+    except RunFailed as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(1) from None
+    sys.stdout.write(to_json(groups) if output is CompareOutput.json else to_table(groups))
+
+
 @app.command()
 def version() -> None:
     """Print Berth's version."""
