@@ -583,8 +583,8 @@ class ManifestFormat(StrEnum):
     json = "json"
 
 
-class PlanFormat(StrEnum):
-    """Output formats of ``berth deschedule``."""
+class TableFormat(StrEnum):
+    """Output formats of the commands that print a table or JSON (deschedule, whatif, compare)."""
 
     table = "table"
     json = "json"
@@ -605,7 +605,7 @@ def deschedule(
         bool, typer.Option("--dry-run", help="Evict on a copy and re-place (implied with PATHs).")
     ] = False,
     scheduler_config: SchedulerConfigOption = None,
-    output: Annotated[PlanFormat, typer.Option("-o", "--output", help="Output format.")] = PlanFormat.table,
+    output: Annotated[TableFormat, typer.Option("-o", "--output", help="Output format.")] = TableFormat.table,
     now: Annotated[
         str | None, typer.Option("--now", help="The cycle's time (RFC 3339; default: the wall clock).")
     ] = None,
@@ -665,17 +665,10 @@ def deschedule(
             raise _invalid(str(e)) from None
         except (StatusError, ServerUnreachable) as e:
             raise _server_error(e) from None
-    if output is PlanFormat.json:
+    if output is TableFormat.json:
         sys.stdout.write(json.dumps(plan.to_dict(), indent=2) + "\n")
     else:
         sys.stdout.write(plan.to_table())
-
-
-class WhatIfFormat(StrEnum):
-    """Output formats of ``berth whatif``."""
-
-    table = "table"
-    json = "json"
 
 
 @app.command()
@@ -692,9 +685,7 @@ def whatif(
         Path | None, typer.Option("--reservation", help="File with the Koordinator Reservation to place.")
     ] = None,
     scheduler_config: SchedulerConfigOption = None,
-    output: Annotated[
-        WhatIfFormat, typer.Option("-o", "--output", help="Output format.")
-    ] = WhatIfFormat.table,
+    output: Annotated[TableFormat, typer.Option("-o", "--output", help="Output format.")] = TableFormat.table,
     now: Annotated[
         str | None, typer.Option("--now", help="The cluster's time (RFC 3339; default: the wall clock).")
     ] = None,
@@ -749,7 +740,7 @@ def whatif(
         raise _server_error(e) from None
     for note in result.trial.notes:
         typer.echo(f"warning: {note}", err=True)
-    sys.stdout.write(result.to_json() if output is WhatIfFormat.json else result.to_table())
+    sys.stdout.write(result.to_json() if output is TableFormat.json else result.to_table())
 
 
 def _run_loop(main: Any) -> None:
@@ -1137,13 +1128,6 @@ def trace_openb(
         write_report(result, report)
 
 
-class CompareOutput(StrEnum):
-    """Output formats of ``berth compare``."""
-
-    table = "table"
-    json = "json"
-
-
 @app.command()
 def compare(
     workloads: Annotated[
@@ -1172,9 +1156,7 @@ def compare(
         str, typer.Option(help="local, or dask://HOST:PORT: the scheduler of a dask.distributed cluster.")
     ] = "local",
     until: UntilOption = None,
-    output: Annotated[
-        CompareOutput, typer.Option("-o", "--output", help="Output format.")
-    ] = CompareOutput.table,
+    output: Annotated[TableFormat, typer.Option("-o", "--output", help="Output format.")] = TableFormat.table,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """Run workloads under several scheduler configurations and seeds; one table of outcomes per workload."""
@@ -1199,7 +1181,7 @@ def compare(
     except RunFailed as e:
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(1) from None
-    sys.stdout.write(to_json(groups) if output is CompareOutput.json else to_table(groups))
+    sys.stdout.write(to_json(groups) if output is TableFormat.json else to_table(groups))
 
 
 @app.command()
