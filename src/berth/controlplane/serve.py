@@ -28,6 +28,7 @@ from berth.descheduler.policy import Policy
 from berth.scheduler.binding import OffThread
 from berth.scheduler.framework.config import SchedulerConfig
 from berth.scheduler.framework.status import Status
+from berth.scheduler.trace import CycleTrace, Tracer
 from berth.server.app import ApiServer
 from berth.server.credentials import ServerCredentials
 from berth.store import MemoryStore
@@ -121,6 +122,40 @@ def _off_thread(loop: asyncio.AbstractEventLoop, wake: asyncio.Event) -> OffThre
     return run
 
 
+class _LastTraces(Tracer):
+    """The dashboard's per-plugin view of the scheduler: the pods the dashboard asked to explain (the last
+    `WANTED` of them) have their scheduling attempts traced node by node and plugin by plugin, as for
+    ``berth explain``, and the last attempt of each is kept. A pod asked about without a recorded attempt is
+    activated (kube's Activate: retried now, backoff or not) so that its next attempt comes at once."""
+
+    WANTED = 200
+
+    def __init__(self, plane: ControlPlane, wake: asyncio.Event) -> None:
+        super().__init__(lambda pod: pod.key in self.wanted)
+        self.plane = plane
+        self.wake = wake
+        self.wanted: dict[str, CycleTrace | None] = {}
+
+    def record(self, trace: CycleTrace) -> None:
+        if trace.pod in self.wanted:
+            self.wanted[trace.pod] = trace
+
+    def explain(self, pod_key: str) -> dict[str, Any] | None:
+        """The pod's last traced attempt as JSON-ready data; None (and the pod activated) when there is none."""
+        trace = self.wanted.pop(pod_key, None)
+        self.wanted[pod_key] = trace  # the most recently asked about last
+        while len(self.wanted) > self.WANTED:
+            del self.wanted[next(iter(self.wanted))]
+        if trace is not None:
+            return trace.to_dict()
+        queue = self.plane.scheduler.queue
+        uids = [qp.pod.uid for qp in queue.pending() if qp.pod.key == pod_key]
+        if uids:
+            queue.activate(uids)
+            self.wake.set()
+        return None
+
+
 def _listen(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # IPPROTO_TCP named explicitly: asyncio turns on TCP_NODELAY only for sockets that say they are TCP, and
@@ -155,13 +190,17 @@ async def serve(options: ServeOptions, *, ready: Any = None) -> None:
             if options.descheduler is not None:
                 plane.enable_descheduler(options.descheduler, options.descheduling_interval)
         registry = metrics_registry(plane) if plane is not None else None
+        wake = asyncio.Event()
+        traces: _LastTraces | None = None
+        if plane is not None:  # the dashboard's per-plugin view of pending pods
+            traces = plane.scheduler.tracer = _LastTraces(plane, wake)
         api = ApiServer(
             store,
             token_ok=creds.token_matches,
             metrics=(lambda: render_metrics(registry)) if registry is not None else None,
             flush=store.flush,
+            explain=traces.explain if traces is not None else None,
         )
-        wake = asyncio.Event()
         store.subscribe(lambda _ev: wake.set())
         if plane is not None:  # an extender binding through this server is answered while it binds
             plane.scheduler.binding.off_thread = _off_thread(asyncio.get_running_loop(), wake)

@@ -43,6 +43,8 @@ from berth.api.errors import (
 from berth.api.labels import LabelSelectorError, Selector, parse_selector
 from berth.api.watch import Watch, WatchEvent
 from berth.server import discovery, eventsv1, openapi, openapi_v2, protobuf, tables
+from berth.server.dashboard import Dashboard, cookie_token, login_page
+from berth.server.dashboard_state import DashboardState
 from berth.server.fieldvalidation import warning_header
 from berth.server.media import JSON_RANGES, accepted, media_type
 from berth.server.rest import Request, RestAPI, query_value, resolve
@@ -141,10 +143,12 @@ class ApiServer:
         now: Callable[[], datetime] | None = None,
         metrics: Callable[[], tuple[bytes, str]] | None = None,
         flush: Callable[[], None] | None = None,
+        explain: Callable[[str], dict[str, Any] | None] | None = None,
     ) -> None:
         """Serve `store`; `now` (default: wall time) ages objects in Table output; `metrics` renders
         ``/metrics`` (body, content type) when given; `flush` makes the store's writes durable (group
-        commit) and is called before any answer or watch event leaves the server."""
+        commit) and is called before any answer or watch event leaves the server; `explain` gives the
+        dashboard a pod's last recorded scheduling attempt (`berth.server.dashboard`)."""
         self.store = store
         self.flush = flush or (lambda: None)
         self._lines: dict[tuple[int, str], bytes] = {}
@@ -153,8 +157,17 @@ class ApiServer:
         self.token_ok = token_ok
         self.now = now or (lambda: datetime.now(UTC))
         self.stopping = asyncio.Event()
+        self.dashboard = Dashboard(
+            DashboardState(store),
+            token_ok=token_ok,
+            flush=self.flush,
+            stopping=self.stopping,
+            explain=explain,
+        )
+        """The live dashboard at ``/ui`` (its state watches the store from the first ``/ui`` request on)."""
         routes = Starlette(
             routes=[
+                *self.dashboard.routes(),
                 Route("/healthz", self._health),
                 Route("/livez", self._health),
                 Route("/readyz", self._health),
@@ -447,12 +460,23 @@ class _Guard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        if self.server.token_ok is not None and scope["path"] not in ANONYMOUS_PATHS:
+        path = scope["path"]
+        if self.server.token_ok is not None and path not in ANONYMOUS_PATHS:
             headers = dict(scope.get("headers") or ())
             auth = headers.get(b"authorization", b"").decode("latin-1")
             if not self.server.token_ok(auth):
-                await _status_response(Unauthorized("Unauthorized"))(scope, receive, send)
-                return
+                # the dashboard's paths (only those) also take the token from its login cookie
+                ui = path == "/ui" or path.startswith("/ui/")
+                cookie = cookie_token(headers) if ui else None
+                if not (cookie is not None and self.server.token_ok(f"Bearer {cookie}")):
+                    if ui and (path == "/ui/login" or path.startswith("/ui/assets/")):
+                        pass  # the login form and its stylesheet
+                    elif ui and path in ("/ui", "/ui/") and scope["method"] == "GET":
+                        await login_page()(scope, receive, send)
+                        return
+                    else:
+                        await _status_response(Unauthorized("Unauthorized"))(scope, receive, send)
+                        return
         try:
             if scope["method"] in _API_METHODS and _is_api_path(scope["path"]):
                 await self.server.api_asgi(scope, receive, send)
