@@ -19,7 +19,9 @@ from berth.scheduler.plugins.gpushare.policies import (
     normalize,
     select_host,
 )
-from berth.scheduler.plugins.gpushare.state import GpuPod
+from berth.scheduler.plugins.gpushare.state import GpuCluster, GpuPod
+from berth.sim.traces.openb import TraceNode
+from berth.sim.traces.replay import replay
 
 ROWS = np.array([0, 1, 2], dtype=np.int64)
 SHARE = GpuPod("p", 4000, 0, 400, 1)
@@ -96,3 +98,40 @@ def test_ties_go_to_the_first_name() -> None:
 def test_unknown_policy() -> None:
     with pytest.raises(ValueError, match='unknown policy "Nope"'):
         make_policy("Nope", np.random.default_rng(0), FragTracker(TypicalPods.of([SHARE]), three_nodes()))
+
+
+def test_prefix_names_ranks_ties_by_the_random_prefix() -> None:
+    # rows n1, n0, n2; by name n0 (row 1), n1 (row 0), n2 (row 2) get the prefixes 2, 0, 1 of the permutation:
+    # "0002-n0", "0000-n1", "0001-n2", so the ranks per row are [0, 2, 1]
+    c = GpuCluster.build([("n1", 1000, 1, 1, "T4"), ("n0", 1000, 1, 1, "T4"), ("n2", 1000, 1, 1, "T4")])
+    assert c.name_rank.tolist() == [1, 0, 2]
+    c.prefix_names(np.array([2, 0, 1]))
+    assert c.name_rank.tolist() == [0, 2, 1]
+    assert select_host(np.array([9, 9, 9]), ROWS, c.name_rank) == 0
+    assert select_host(np.array([0, 9, 9]), ROWS, c.name_rank) == 2
+    with pytest.raises(ValueError, match="not a permutation of 3 nodes"):
+        c.prefix_names(np.array([0, 0, 1]))
+
+
+def test_cpu_only_pods_under_gpu_packing_go_to_a_random_node_per_replay() -> None:
+    # GpuPacking and GpuClustering score every node 0 for a CPU-only pod: the tie-break alone decides. Four
+    # identical idle nodes: each replay sends all such pods to one node (the smallest prefix), and which node
+    # depends on the seed instead of always being the first name
+    nodes = [TraceNode(f"n-{i}", 64000, 1024, 2, "T4") for i in range(4)]
+    cpu_pods = [GpuPod(f"c-{i}", 1000, 0) for i in range(3)]
+    chosen = set()
+    for policy in ("GpuPacking", "GpuClustering"):
+        for seed in range(16):
+            placed = {p.node for p in replay(nodes, cpu_pods, cpu_pods, policy, seed).placements}
+            assert len(placed) == 1
+            chosen |= placed
+    assert chosen == {"n-0", "n-1", "n-2", "n-3"}
+
+
+def test_the_tie_order_is_drawn_aside_from_the_random_policy() -> None:
+    # the replay's random node order comes from a child generator: the Random policy still draws the seed's
+    # own numbers, so its first pick on three identical nodes is row rng([seed, 1]).integers(3)
+    nodes = [TraceNode(f"n-{i}", 64000, 1024, 2, "T4") for i in range(3)]
+    for seed in range(8):
+        first = replay(nodes, [SHARE], [SHARE], "Random", seed).placements[0].node
+        assert first == f"n-{int(np.random.default_rng([seed, 1]).integers(3))}"

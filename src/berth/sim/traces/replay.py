@@ -129,12 +129,12 @@ def _replayer(nodes: Sequence[TraceNode], typical_of: Sequence[GpuPod], policy: 
     cluster = cluster_of(nodes)
     frag = FragTracker(TypicalPods.of(typical_of), cluster)
     rng = np.random.default_rng([seed, 1])
-    return _Replayer(
-        cluster,
-        frag,
-        make_policy(policy, rng, frag),
-        ReplayResult(policy, seed, [], cluster.gpu_capacity_milli),
-    )
+    chosen = make_policy(policy, rng, frag)
+    # the paper's simulator names its nodes with a random prefix, so ties between equal scores go to a random
+    # node fixed for the run, not to the trace's first node name (drawn from a child of `rng`: the Random
+    # policy's own draws stay as they are)
+    cluster.prefix_names(rng.spawn(1)[0].permutation(cluster.size))
+    return _Replayer(cluster, frag, chosen, ReplayResult(policy, seed, [], cluster.gpu_capacity_milli))
 
 
 def replay(

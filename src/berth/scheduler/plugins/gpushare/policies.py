@@ -2,7 +2,8 @@
 
 Scores follow the upstream simulator (``hkust-adsl/kubernetes-scheduler-simulator``, pkg/simulator/plugin):
 integer scores in [0, 100], higher is better, computed for the feasible nodes only; the node is then picked as
-kube-scheduler's ``selectHost`` does (highest score, a uniform random pick among ties).
+the simulator's ``selectHost`` does (highest score; among ties the smallest node name, the simulator's names
+carrying a random prefix, see :meth:`GpuCluster.prefix_names`).
 """
 
 from __future__ import annotations
@@ -324,7 +325,8 @@ def make_policy(name: str, rng: np.random.Generator, frag: FragTracker) -> Polic
 
 def select_host(scores: IntArray, rows: IntArray, name_rank: IntArray) -> int:
     """The simulator's selectHost: the highest-scoring row; among ties, the node whose name sorts first
-    ("for reproducibility", upstream's vendored kube-scheduler replaces the random pick by this)."""
+    ("for reproducibility", upstream's vendored kube-scheduler replaces the random pick by this), ``name_rank``
+    being the order of the names the simulator gave the nodes (see :meth:`GpuCluster.prefix_names`)."""
     best = rows[scores == scores.max()]
     if len(best) == 1:
         return int(best[0])

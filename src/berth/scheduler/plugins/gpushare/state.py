@@ -85,6 +85,15 @@ class GpuCluster:
         self.name_rank = np.empty(n, dtype=np.int64)
         self.name_rank[np.array(sorted(range(n), key=self.names.__getitem__), dtype=np.int64)] = np.arange(n)
 
+    def prefix_names(self, perm: IntArray) -> None:
+        """Rank the nodes for the tie-break as the upstream simulator names them: before creating the nodes,
+        ``syncClusterResourceList`` (pkg/simulator/simulator.go) sorts them by name and renames the i-th one
+        ``"%04d-" % perm[i] + name``, ``perm`` being ``rand.Perm(len(nodes))``; selectHost's "smallest name wins"
+        then follows ``perm``, a random node order fixed for the whole run rather than the trace's name order."""
+        if sorted(perm.tolist()) != list(range(self.size)):
+            raise ValueError(f"not a permutation of {self.size} nodes: {perm.tolist()}")
+        self.name_rank = perm.astype(np.int64)[self.name_rank]
+
     @classmethod
     def build(cls, nodes: list[tuple[str, int, int, int, str]]) -> GpuCluster:
         """A cluster from ``(name, cpu milli, memory, gpu count, gpu model)`` rows."""
