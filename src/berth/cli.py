@@ -145,17 +145,18 @@ def _prepare_run(
     return sim, plan, until_s
 
 
-def _check_report_path(report: Path | None) -> None:
-    """Exit 2 with one line, before anything runs, when ``--report`` cannot be written: a directory, or a
-    file in a directory that does not exist (the file itself is only written after the run)."""
+def _check_report_path(report: Path | None, option: str = "--report") -> None:
+    """Exit 2 with one line, before anything runs, when ``option`` (``--report``, ``--report-html``) cannot
+    be written: a directory, or a file in a directory that does not exist (the file itself is only written
+    after the run)."""
     if report is None:
         return
     if report.is_dir():
-        raise _invalid(f'--report: "{report}" is a directory')
+        raise _invalid(f'{option}: "{report}" is a directory')
     parent = report.parent
     if not parent.is_dir():
         what = f'"{parent}" is not a directory' if parent.exists() else f'directory "{parent}" does not exist'
-        raise _invalid(f'--report: cannot write "{report}": {what}')
+        raise _invalid(f'{option}: cannot write "{report}": {what}')
 
 
 def _check_unique_uids(plan: Any) -> None:
@@ -225,6 +226,13 @@ def simulate(
         OutputFormat, typer.Option("-o", "--output", help="Output format.")
     ] = OutputFormat.table,
     report: Annotated[Path | None, typer.Option(help="Write a JSON run summary to this file.")] = None,
+    report_html: Annotated[
+        Path | None,
+        typer.Option("--report-html", help="Write a self-contained HTML report with charts to this file."),
+    ] = None,
+    sample: Annotated[
+        str, typer.Option("--sample", help="Virtual time between the samples of --report-html.")
+    ] = "10s",
     descheduler_policy: Annotated[
         Path | None,
         typer.Option(
@@ -242,6 +250,8 @@ def simulate(
 ) -> None:
     """Run manifests and Scenarios on a virtual clock and print the final state."""
     _check_report_path(report)
+    _check_report_path(report_html, "--report-html")
+    sample_s = _seconds("--sample", sample)
     sim, plan, until_s = _prepare_run(paths, scheduler_config, until, seed, validate)
     from berth.sim.output import to_tables, to_yaml, write_json
     from berth.sim.report import build_report
@@ -252,6 +262,7 @@ def simulate(
     t0 = time.perf_counter()
     rest = _create_initial(sim, plan)
     progress = _progress(sim, rest, until_s, quiet)
+    timeline = _timeline(sim, rest, until_s, sample_s) if report_html is not None else None
     try:
         result = sim.run(rest, until_s)
     finally:
@@ -270,6 +281,31 @@ def simulate(
         data = build_report(result, objects, seed=seed)
         data["totalWallSeconds"] = round(time.perf_counter() - t0, 6)
         report.write_text(json.dumps(data, indent=2) + "\n")
+    if report_html is not None and timeline is not None:
+        _write_timeline(timeline, report_html, result, seed)
+
+
+def _timeline(sim: Any, plan: Any, until: float | None, step: float) -> Any:
+    """A Timeline sampling ``sim`` every ``step`` virtual seconds of the run of ``plan``."""
+    from berth.sim.engine import run_end
+    from berth.sim.timeline import Timeline
+
+    timeline = Timeline(step)
+    timeline.attach(sim, run_end(plan, until))
+    return timeline
+
+
+def _write_timeline(timeline: Any, path: Path, result: Any, seed: int) -> None:
+    """Finish ``timeline`` and write its HTML report to ``path``."""
+    from berth.sim.html_report import write_html
+
+    timeline.finish()
+    summary = (
+        f"{result.virtual_seconds:g}s of virtual time, seed {seed}: {result.scheduled} pods scheduled in "
+        f"{result.attempts} attempts ({result.unschedulable_attempts} unschedulable), sampled every "
+        f"{timeline.step:g}s."
+    )
+    write_html(path, timeline.data(), "Berth simulation report", summary)
 
 
 def _progress(sim: Any, plan: Any, until: float | None, quiet: bool) -> Any:
@@ -1088,6 +1124,10 @@ def trace_openb(
     report: Annotated[
         Path | None, typer.Option(help="Write the JSON report (with per-arrival series).")
     ] = None,
+    report_html: Annotated[
+        Path | None,
+        typer.Option("--report-html", help="Write a self-contained HTML report with charts to this file."),
+    ] = None,
     emit: Annotated[
         bool, typer.Option(help="Print the nodes and a Scenario of the pods instead of running.")
     ] = False,
@@ -1106,6 +1146,7 @@ def trace_openb(
     from berth.sim.traces.openb import TraceError
 
     _check_report_path(report)
+    _check_report_path(report_html, "--report-html")
     try:
         if policy is not None and scheduler_config is not None:
             raise TraceError("--policy and --scheduler-config exclude each other")
@@ -1126,6 +1167,16 @@ def trace_openb(
     sys.stdout.write(summary(result))
     if report is not None:
         write_report(result, report)
+    if report_html is not None:
+        from berth.sim.html_report import trace_data, write_html
+        from berth.sim.traces.openb import load_nodes
+
+        write_html(
+            report_html,
+            trace_data(result, load_nodes(opts.folder, opts.nodes)),
+            f"Berth trace replay: openb {pod_list}, {result.policy}",
+            f"{result.pods_scheduled} pods placed, {result.pods_failed} not, seed {result.seed}.",
+        )
 
 
 @app.command()
