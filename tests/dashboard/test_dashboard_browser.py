@@ -63,16 +63,18 @@ def test_dashboard_in_chromium(server: Served, tmp_path: Path) -> None:
         wait_for(
             driver, "return document.getElementById('conn').textContent === 'live'", "the stream is live"
         )
-        # charts: the canvases are drawn with at least one point
+        # charts: the reports' SVG charts (berth-charts.js), three of two series each, drawn with a point or more
         wait_for(
             driver,
-            "return [...document.querySelectorAll('canvas.chart')].every(c => Number(c.dataset.points) >= 1)",
+            "const c = [...document.querySelectorAll('#charts svg.berth-chart')]; return c.length === 3 && "
+            "c.every(s => s.dataset.series === '2' && Number(s.dataset.points) >= 1 && "
+            "s.getBoundingClientRect().width > 0)",
             "the charts render",
         )
         wait_for(driver, "return document.body.innerText.includes('pending pods')", "the totals")
         wait_for(  # a second chart point, so that the charts show lines
             driver,
-            "return Number(document.getElementById('chart-cpu').dataset.points) >= 2",
+            "return Number(document.querySelector('#charts svg.berth-chart').dataset.points) >= 2",
             "two chart points",
         )
         driver.save_screenshot(str(SCREENS / "dashboard.png"))

@@ -1,6 +1,6 @@
 // Berth live dashboard: a snapshot from /ui/api/state, then deltas and chart points over server-sent events
 // from /ui/api/events. The node list is virtualised (only the visible rows exist in the DOM); the charts are
-// cluster sums drawn on canvases, downsampled to the canvas width.
+// cluster sums drawn with the reports' SVG charts (berth-charts.js).
 "use strict";
 (function () {
   const ROW = 28;
@@ -134,70 +134,22 @@
     ].map(([k, v]) => `<div>${esc(k)}<b>${esc(v)}</b></div>`).join("");
   }
 
-  function niceMax(v) {
-    if (!(v > 0)) return 4;
-    const p = Math.pow(10, Math.floor(Math.log10(v))), m = v / p;
-    for (const k of [1, 2, 4, 5, 8, 10]) if (m <= k + 1e-9) return Math.max(4, k * p);
-    return Math.max(4, 10 * p);
-  }
-
-  // A minimal line chart: series [{label, color, values}], x = sample times; downsampled to the width.
-  function lineChart(canvas, times, series, fmt) {
-    const dpr = window.devicePixelRatio || 1, w = canvas.clientWidth, h = canvas.clientHeight;
-    if (!w || !h) return;
-    canvas.width = w * dpr; canvas.height = h * dpr;
-    const g = canvas.getContext("2d");
-    g.scale(dpr, dpr); g.clearRect(0, 0, w, h); g.font = "11px system-ui, sans-serif";
-    const L = 48, R = 8, T = 18, B = 20, pw = w - L - R, ph = h - T - B;
-    let max = 0;
-    for (const s of series) for (const v of s.values) max = Math.max(max, v);
-    max = niceMax(max);
-    g.strokeStyle = "#e5e7eb"; g.fillStyle = "#6b7280";
-    for (let i = 0; i <= 4; i++) {
-      const y = T + ph - (ph * i) / 4;
-      g.beginPath(); g.moveTo(L, y); g.lineTo(L + pw, y); g.stroke();
-      g.fillText(fmt((max * i) / 4), 2, y + 4);  // ticks at quarters of a round maximum
-    }
-    const n = times.length;
-    if (n) {
-      const t0 = times[0], span = Math.max(1, times[n - 1] - t0);
-      g.fillText(new Date(t0 * 1000).toLocaleTimeString(), L, h - 4);
-      const end = new Date(times[n - 1] * 1000).toLocaleTimeString();
-      g.fillText(end, L + pw - g.measureText(end).width, h - 4);
-      const step = Math.max(1, Math.floor(n / pw));
-      let lx = L;
-      for (const s of series) {
-        g.strokeStyle = s.color; g.lineWidth = 1.5; g.beginPath();
-        for (let i = 0; i < n; i += step) {
-          const x = L + (pw * (times[i] - t0)) / span, y = T + ph - (ph * s.values[i]) / max;
-          if (i === 0) g.moveTo(x, y); else g.lineTo(x, y);
-        }
-        g.stroke();
-        if (n <= 60) {  // few points: mark each
-          g.fillStyle = s.color;
-          for (let i = 0; i < n; i++) {
-            const x = L + (n === 1 ? pw : (pw * (times[i] - t0)) / span), y = T + ph - (ph * s.values[i]) / max;
-            g.beginPath(); g.arc(x, y, 2.5, 0, 2 * Math.PI); g.fill();
-          }
-        }
-        g.fillStyle = s.color; g.fillRect(lx, 4, 10, 10); g.fillStyle = "#374151";
-        g.fillText(s.label, lx + 14, 13); lx += g.measureText(s.label).width + 30;
-      }
-    }
-    canvas.dataset.points = String(n);
-  }
-
+  // The charts are the reports' (berth-charts.js: window.BerthCharts), redrawn from the samples so far; x is
+  // seconds since the first sample this page has.
   function renderCharts() {
-    const s = state.samples, t = s.map((p) => p.t);
-    lineChart($("chart-cpu"), t, [
-      { label: "requested", color: "#2563eb", values: s.map((p) => p.cpuRequested / 1000) },
-      { label: "allocatable", color: "#9ca3af", values: s.map((p) => p.cpuAllocatable / 1000) }], (v) => v.toFixed(1));
-    lineChart($("chart-mem"), t, [
-      { label: "requested", color: "#7c3aed", values: s.map((p) => p.memRequested / GI) },
-      { label: "allocatable", color: "#9ca3af", values: s.map((p) => p.memAllocatable / GI) }], (v) => v.toFixed(1));
-    lineChart($("chart-pods"), t, [
-      { label: "pending", color: "#dc2626", values: s.map((p) => p.pending) },
-      { label: "bound", color: "#059669", values: s.map((p) => p.bound) }], (v) => v.toFixed(0));
+    const s = state.samples, box = $("charts");
+    box.replaceChildren();
+    if (!s.length) return;
+    const t0 = s[0].t, xs = s.map((p) => p.t - t0), C = window.BerthCharts;
+    C.lineChart(box, "CPU requested / allocatable (cores)", xs, [
+      { name: "requested", values: s.map((p) => p.cpuRequested / 1000) },
+      { name: "allocatable", values: s.map((p) => p.cpuAllocatable / 1000) }]);
+    C.lineChart(box, "Memory requested / allocatable (GiB)", xs, [
+      { name: "requested", values: s.map((p) => p.memRequested / GI) },
+      { name: "allocatable", values: s.map((p) => p.memAllocatable / GI) }]);
+    C.lineChart(box, "Pods pending / bound", xs, [
+      { name: "pending", values: s.map((p) => p.pending) },
+      { name: "bound", values: s.map((p) => p.bound) }]);
   }
 
   // ----- explain -----------------------------------------------------------------------------------

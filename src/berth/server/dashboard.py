@@ -38,7 +38,13 @@ IDLE_SECONDS = 600.0
 request builds them again from the store)."""
 TICK_SECONDS = 0.25
 """How often an event stream looks for changes (the deltas of a tick go out together)."""
-_ASSETS = {"dashboard.js": "text/javascript", "dashboard.css": "text/css", "dashboard.html": "text/html"}
+_ASSETS = {
+    "dashboard.js": "text/javascript",
+    "dashboard.css": "text/css",
+    "dashboard.html": "text/html",
+    "berth-charts.js": "text/javascript",
+    "berth-charts.css": "text/css",
+}
 
 
 def _asset(name: str) -> bytes:

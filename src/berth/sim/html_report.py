@@ -40,7 +40,7 @@ def render_html(data: dict[str, Any], title: str, summary: str = "") -> str:
         "<!DOCTYPE html>\n"
         '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         f"<title>{html.escape(title)}</title>\n"
-        f"<style>\n{asset_text('berth-report.css')}</style>\n"
+        f"<style>\n{asset_text('berth-charts.css')}{asset_text('berth-report.css')}</style>\n"
         "</head>\n<body>\n"
         f"<h1>{html.escape(title)}</h1>\n"
         f'<p class="summary">{html.escape(summary)}</p>\n'
