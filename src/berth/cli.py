@@ -18,7 +18,7 @@ from berth.api.manifest import ManifestError, load_manifests
 from berth.api.wellknown import parse_duration
 from berth.cli_help import HelpGroup
 from berth.clock import RealClock
-from berth.gc_policy import tune_for_throughput
+from berth.gc_policy import batch_run, tune_for_throughput
 from berth.scheduler.framework.config import ConfigError, SchedulerConfig, parse_config
 
 app = typer.Typer(
@@ -249,40 +249,41 @@ def simulate(
     ] = False,
 ) -> None:
     """Run manifests and Scenarios on a virtual clock and print the final state."""
-    _check_report_path(report)
-    _check_report_path(report_html, "--report-html")
-    sample_s = _seconds("--sample", sample)
-    sim, plan, until_s = _prepare_run(paths, scheduler_config, until, seed, validate)
-    from berth.sim.output import to_tables, to_yaml, write_json
-    from berth.sim.report import build_report
+    with batch_run():
+        _check_report_path(report)
+        _check_report_path(report_html, "--report-html")
+        sample_s = _seconds("--sample", sample)
+        sim, plan, until_s = _prepare_run(paths, scheduler_config, until, seed, validate)
+        from berth.sim.output import to_tables, to_yaml, write_json
+        from berth.sim.report import build_report
 
-    policy, every = _descheduler_options(descheduler_policy, descheduling_interval)
-    if policy is not None:
-        sim.enable_descheduler(policy, every)
-    t0 = time.perf_counter()
-    rest = _create_initial(sim, plan)
-    progress = _progress(sim, rest, until_s, quiet)
-    timeline = _timeline(sim, rest, until_s, sample_s) if report_html is not None else None
-    try:
-        result = sim.run(rest, until_s)
-    finally:
-        if progress is not None:
-            progress.close()
-    for msg in [*sim.step_errors, *sim.descheduling_errors]:
-        typer.echo(msg, err=True)
-    objects = sim.objects()
-    if output is OutputFormat.json:
-        write_json(objects, sys.stdout)
-    elif output is OutputFormat.yaml:
-        sys.stdout.write(to_yaml(objects))
-    else:
-        sys.stdout.write(to_tables(objects, sim.store.timestamp(), wide=output is OutputFormat.wide))
-    if report is not None:
-        data = build_report(result, objects, seed=seed)
-        data["totalWallSeconds"] = round(time.perf_counter() - t0, 6)
-        report.write_text(json.dumps(data, indent=2) + "\n")
-    if report_html is not None and timeline is not None:
-        _write_timeline(timeline, report_html, result, seed)
+        policy, every = _descheduler_options(descheduler_policy, descheduling_interval)
+        if policy is not None:
+            sim.enable_descheduler(policy, every)
+        t0 = time.perf_counter()
+        rest = _create_initial(sim, plan)
+        progress = _progress(sim, rest, until_s, quiet)
+        timeline = _timeline(sim, rest, until_s, sample_s) if report_html is not None else None
+        try:
+            result = sim.run(rest, until_s)
+        finally:
+            if progress is not None:
+                progress.close()
+        for msg in [*sim.step_errors, *sim.descheduling_errors]:
+            typer.echo(msg, err=True)
+        objects = sim.objects()
+        if output is OutputFormat.json:
+            write_json(objects, sys.stdout)
+        elif output is OutputFormat.yaml:
+            sys.stdout.write(to_yaml(objects))
+        else:
+            sys.stdout.write(to_tables(objects, sim.store.timestamp(), wide=output is OutputFormat.wide))
+        if report is not None:
+            data = build_report(result, objects, seed=seed)
+            data["totalWallSeconds"] = round(time.perf_counter() - t0, 6)
+            report.write_text(json.dumps(data, indent=2) + "\n")
+        if report_html is not None and timeline is not None:
+            _write_timeline(timeline, report_html, result, seed)
 
 
 def _timeline(sim: Any, plan: Any, until: float | None, step: float) -> Any:

@@ -155,3 +155,34 @@ def test_a_second_global_default_class_at_time_zero_is_refused() -> None:
         'Error from server (Forbidden): error when creating "classes.yaml#1": priorityclasses.scheduling.k8s.io '
         '"second" is forbidden: PriorityClass first is already marked as default. Only one default can exist'
     ]
+
+
+def test_initial_pods_and_nodes_are_not_validated_again_other_kinds_are(monkeypatch: Any) -> None:
+    sim = Simulation()
+    validated: list[str] = []
+    check = sim.store._check_valid
+    monkeypatch.setattr(
+        sim.store, "_check_valid", lambda info, obj: (validated.append(obj["kind"]), check(info, obj))
+    )
+    objs = [_pc("high", 10), make_node("n").obj(), make_pod("p").obj()]
+    refused, _ = create_initial_objects(sim.store, build_plan([Manifest(o, "a.yaml") for o in objs]))
+    assert refused == []
+    assert validated == ["PriorityClass", "Namespace"]  # the pod's namespace, created by admission
+    assert _names(sim, "Pod") == ["p"] and _names(sim, "Node") == ["n"]
+
+
+def test_what_pod_admission_fills_in_passes_validation() -> None:
+    # ADMITTED_AS_VALIDATED holds while admission only fills in values validation accepts: a pod with the
+    # defaults and priority of a globalDefault PriorityClass (preemptionPolicy Never), or of a named one
+    from berth.api.validation import validate_object
+
+    sim = Simulation()
+    default = {**_pc("low", -5), "globalDefault": True, "preemptionPolicy": "Never"}
+    sim.store.create(default)
+    sim.store.create(_pc("high", 1000))
+    for pod in (make_pod("a").obj(), make_pod("b").obj()):
+        if pod["metadata"]["name"] == "b":
+            pod["spec"]["priorityClassName"] = "high"
+        stored = sim.store.create(pod, validated=True)
+        validate_object(stored)
+        assert stored["spec"]["priority"] in (-5, 1000)

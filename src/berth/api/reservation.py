@@ -10,6 +10,7 @@ earlier of ``expires`` and creation + ``ttl``.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -522,6 +523,13 @@ def parse_allocated(pod: Mapping[str, Any]) -> tuple[str, str] | None:
     raw = _annotations(pod).get(ANNOTATION_RESERVATION_ALLOCATED)
     if raw is None or not isinstance(raw, str):
         return None
+    return _parse_allocated_value(raw)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_allocated_value(raw: str) -> tuple[str, str] | None:
+    """`parse_allocated` of the annotation's value ``raw``; kept for the values seen last, as every version of
+    an owner pod (bound, started, ...) carries the same one and each of its watch events reads it again."""
     try:
         data = json.loads(raw)
     except ValueError:

@@ -16,6 +16,13 @@ from berth.store import MemoryStore
 
 __all__ = ["create_initial_objects", "refusal_line"]
 
+ADMITTED_AS_VALIDATED = frozenset({("v1", "Pod"), ("v1", "Node")})
+"""(apiVersion, kind) of the objects whose admission (``berth.controlplane.install_admission``) only fills in
+values their validation accepts: a pod's scheduling defaults and its priority, preemptionPolicy and
+priorityClassName from a PriorityClass (validated when it was created); nothing for a node. Such an object,
+validated when its manifest was loaded, is not validated again by the store (the bulk of a large cluster's
+initial objects: pods were validated twice)."""
+
 
 def refusal_line(source: str, error: StatusError) -> str:
     """``kubectl apply``'s report of a refused create of the object read from ``source``."""
@@ -27,7 +34,9 @@ def create_initial_objects(store: MemoryStore, plan: Plan) -> tuple[list[str], P
 
     Returns the refusals (one line per refused object, all of them; empty when every object was created) and
     the plan left to run: the same steps without the initial one, which is done. Objects keep their given
-    identity (uid, creationTimestamp), as when the run creates them.
+    identity (uid, creationTimestamp), as when the run creates them. The initial objects are those of loaded
+    manifests (`berth.api.manifest.load_manifests`), validated already: of the kinds in
+    `ADMITTED_AS_VALIDATED`, the store does not validate them again.
     """
     step = plan.initial
     if step is None:
@@ -35,7 +44,8 @@ def create_initial_objects(store: MemoryStore, plan: Plan) -> tuple[list[str], P
     refused: list[str] = []
     for obj, source in zip(step.create, step.sources, strict=True):
         try:
-            store.create(obj, keep_identity=True)
+            validated = (obj.get("apiVersion"), obj.get("kind")) in ADMITTED_AS_VALIDATED
+            store.create(obj, keep_identity=True, validated=validated)
         except StatusError as e:
             refused.append(refusal_line(source, e))
     return refused, Plan(plan.steps[1:], plan.until)

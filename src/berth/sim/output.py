@@ -38,8 +38,11 @@ def as_list(objects: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 _JSON_ENCODE = msgspec.json.Encoder().encode
 _JSON_FORMAT = msgspec.json.format
-_ITEM_INDENT = b"\n" + b" " * 8  # an item's lines sit two levels deep in the List
 _CHUNK_ITEMS = 512  # items formatted per chunk written
+# a chunk is formatted at once as the items of a one-key object, so that they sit two levels deep as in the
+# List; what the items are wrapped in is cut off again
+_CHUNK_HEAD = b'{\n    "items": [\n        '
+_CHUNK_TAIL = b"\n    ]\n}"
 
 
 def json_chunks(objects: Sequence[Mapping[str, Any]]) -> Iterator[bytes]:
@@ -50,12 +53,9 @@ def json_chunks(objects: Sequence[Mapping[str, Any]]) -> Iterator[bytes]:
         return
     yield b'{\n    "apiVersion": "v1",\n    "kind": "List",\n    "items": [\n        '
     for start in range(0, len(objects), _CHUNK_ITEMS):
-        items = [
-            _JSON_FORMAT(_JSON_ENCODE(o), indent=4).replace(b"\n", _ITEM_INDENT)
-            for o in objects[start : start + _CHUNK_ITEMS]
-        ]
+        text = _JSON_FORMAT(_JSON_ENCODE({"items": list(objects[start : start + _CHUNK_ITEMS])}), indent=4)
         sep = b"" if start == 0 else b",\n        "
-        yield sep + b",\n        ".join(items)
+        yield sep + text[len(_CHUNK_HEAD) : -len(_CHUNK_TAIL)]
     yield b'\n    ],\n    "metadata": {\n        "resourceVersion": ""\n    }\n}\n'
 
 

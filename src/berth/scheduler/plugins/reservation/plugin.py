@@ -27,6 +27,7 @@ from berth.api.reservation import (
     parse_exact_match,
     parse_reservation_affinity,
 )
+from berth.api.resources import pod_requests
 from berth.api.taints import Taint, Toleration
 from berth.scheduler.framework.config import ConfigError
 from berth.scheduler.framework.cycle_state import BINDING_ANNOTATIONS_KEY, CycleState, Overlay
@@ -296,7 +297,8 @@ class Reservation:
                 self._usage_changed(info)
             return
         if (pod.get("spec") or {}).get("nodeName") == info.node and uid not in info.owners:
-            info.owners[uid] = info.masked(PodInfo(pod).requests)
+            # PodInfo(pod).requests, without compiling the rest of a PodInfo
+            info.owners[uid] = info.masked(pod_requests(pod))
             self._usage_changed(info)
 
     def _adopt_owners(self, info: ReservationInfo) -> None:
