@@ -1209,31 +1209,62 @@ def compare(
     ] = "local",
     until: UntilOption = None,
     output: Annotated[TableFormat, typer.Option("-o", "--output", help="Output format.")] = TableFormat.table,
+    report_html: Annotated[
+        Path | None,
+        typer.Option(
+            "--report-html",
+            help="Write one self-contained HTML page: the tables and every series, the configurations "
+            "overlaid on the same axes.",
+        ),
+    ] = None,
+    sample: Annotated[
+        str,
+        typer.Option(
+            "--sample", help="Virtual time between the samples of --report-html (scenario workloads)."
+        ),
+    ] = "10s",
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """Run workloads under several scheduler configurations and seeds; one table of outcomes per workload."""
-    from berth.sim.compare import CompareError, RunFailed, execute, prepare, to_json, to_table
+    from berth.sim.compare import (
+        CompareError,
+        RunFailed,
+        aggregate,
+        prepare,
+        run_comparison,
+        to_json,
+        to_table,
+    )
 
+    _check_report_path(report_html, "--report-html")
+    sample_s = _seconds("--sample", sample)
     until_s = None if until is None else _seconds("--until", until)
     try:
-        comparison = prepare(workloads, config or [], seeds, jobs, executor, until_s)
+        comparison = prepare(
+            workloads, config or [], seeds, jobs, executor, until_s, None if report_html is None else sample_s
+        )
         for notice in comparison.warnings:
             typer.echo(f"warning: {notice}", err=True)
         console = None if quiet else _terminal_console()
         if console is None:
-            groups = execute(comparison)
+            outcomes = run_comparison(comparison)
         else:
             from rich.progress import Progress
 
             with Progress(console=console, transient=True) as bar:
                 task = bar.add_task("compare", total=len(comparison.runs))
-                groups = execute(comparison, lambda: bar.advance(task))
+                outcomes = run_comparison(comparison, lambda: bar.advance(task))
     except CompareError as e:
         raise _invalid(str(e)) from None
     except RunFailed as e:
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(1) from None
+    groups = aggregate(outcomes, comparison.kinds)
     sys.stdout.write(to_json(groups) if output is TableFormat.json else to_table(groups))
+    if report_html is not None:
+        from berth.sim.compare.report import write_report
+
+        write_report(report_html, groups, outcomes, comparison.runs)
 
 
 @app.command()

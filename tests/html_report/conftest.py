@@ -1,10 +1,12 @@
-"""The report tests reuse the trace tests' generated-trace helpers (tests/trace/openb_helpers.py)."""
+"""The report tests reuse the trace tests' generated-trace helpers (tests/trace/openb_helpers.py) and the
+compare tests' inputs (tests/compare/compare_inputs.py)."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
-_TRACE = str(Path(__file__).parents[1] / "trace")
-if _TRACE not in sys.path:
-    sys.path.insert(0, _TRACE)
+for _helpers in ("trace", "compare"):
+    _path = str(Path(__file__).parents[1] / _helpers)
+    if _path not in sys.path:
+        sys.path.insert(0, _path)

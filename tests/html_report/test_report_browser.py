@@ -90,3 +90,54 @@ def test_trace_report_renders(tmp_path: Path) -> None:
     line, heat = charts
     assert line["paths"] == 3 and line["width"] > 0 and line["height"] > 0
     assert heat["cells"] == 12  # 12 nodes x gpu
+
+
+def test_compare_report_renders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from compare_inputs import fit_config, node, pod, scenario, write
+    from openb_helpers import pod_row, write_trace
+
+    monkeypatch.chdir(tmp_path)  # short workload and config names in the page
+    nodes = [f"n-{i},16000,65536,{1 + i % 4},T4" for i in range(12)]
+    pods = [pod_row(f"p-{i}", 2000, 1, 300 + 100 * (i % 7)) for i in range(40)]
+    write_trace(tmp_path / "trace", nodes, pods)
+    # 1-CPU pods every 10 s, a 4-CPU pod every 30 s: it fits only where the small ones were packed
+    waves = [
+        (
+            f"{10 * k}s",
+            [pod(f"w{k}-{i}", "1") for i in range(2)] + ([pod(f"big-{k}", "4")] if k % 3 == 0 else []),
+        )
+        for k in range(1, 7)
+    ]
+    write(
+        tmp_path / "waves.yaml", [*(node(f"n-{i}") for i in range(5)), scenario("waves", waves, until="2m")]
+    )
+    fit_config(tmp_path, "MostAllocated", "FGDScore")
+    fit_config(tmp_path, "LeastAllocated", "GpuPackingScore")
+    page = tmp_path / "compare.html"
+    r = CliRunner().invoke(
+        app,
+        [
+            "compare",
+            "waves.yaml",
+            "openb:trace",
+            "--config",
+            "mostallocated.yaml",
+            "--config",
+            "leastallocated.yaml",
+            "--seeds",
+            "1..3",
+            "--jobs",
+            "1",
+            "--report-html",
+            str(page),
+            "-q",
+        ],
+    )
+    assert r.exit_code == 0, r.stderr
+    charts = _open(tmp_path, page, "report-compare.png")
+    # the scenario: cpu, memory and pods utilisation, pending, scheduled, preemptions; the trace: 3 GPU charts
+    assert len(charts) == 6 + 3
+    for c in charts:
+        assert c["width"] > 0 and c["height"] > 0, c
+        assert c["series"] == c["paths"] == 2, c  # one line per configuration
+    assert (SCREENS / "report-compare.png").stat().st_size > 10_000

@@ -1,6 +1,6 @@
 // Berth's charts: small SVG line charts and a heat map drawn from the JSON of a report
 // (the application/json script element "berth-data"). No dependencies; works offline.
-// Used by the HTML reports of `berth simulate` / `berth trace openb` (--report-html).
+// Used by the HTML reports of `berth simulate` / `berth trace openb` / `berth compare` (--report-html).
 (function () {
   "use strict";
   const NS = "http://www.w3.org/2000/svg";
@@ -227,12 +227,32 @@
     }
   }
 
+  // berth compare: per workload, the comparison table, the charts overlaying the configurations (one line
+  // each, the mean over its seeds) and every run's final values.
+  function drawCompare(root, d) {
+    for (const w of d.workloads) {
+      const s = section(root, w.caption);
+      table(s, "Outcomes per configuration (mean ± " + d.spread + ")", w.rows[0], w.rows.slice(1));
+      const note = document.createElement("p");
+      note.className = "note";
+      note.textContent = w.note;
+      s.appendChild(note);
+      for (const c of w.charts) {
+        lineChart(s, c.title, w.x, c.series, c.percent ? { percent: true, ymax: 1, xIndex: w.xIndex } :
+          { xIndex: w.xIndex });
+      }
+      table(s, "Final values per configuration and seed", w.finals[0], w.finals.slice(1));
+    }
+  }
+
   function draw() {
     const src = document.getElementById("berth-data");
     const root = document.getElementById("berth-report");
     if (!src || !root) return;
     const d = JSON.parse(src.textContent);
-    if (d.kind === "trace") drawTrace(root, d); else drawSimulate(root, d);
+    if (d.kind === "trace") drawTrace(root, d);
+    else if (d.kind === "compare") drawCompare(root, d);
+    else drawSimulate(root, d);
     document.body.dataset.rendered = "true";
   }
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from berth.sim.compare.executor import ExecutorSpec, connected, parse_executor, run_all
+from berth.sim.compare.outcome import Outcome
 from berth.sim.compare.runs import (
     DEFAULT_CONFIG,
     ConfigSpec,
@@ -37,8 +38,10 @@ def prepare(
     jobs: int | None = None,
     executor: str = "local",
     until: float | None = None,
+    sample: float | None = None,
 ) -> Comparison:
-    """Check the arguments and build the runs; CompareError on the first bad one."""
+    """Check the arguments and build the runs; CompareError on the first bad one. ``sample``: the runs record
+    the series of ``--report-html`` (scenarios sampled every ``sample`` virtual seconds); None: none."""
     try:
         seed_list = None if seeds is None else parse_seeds(seeds)
     except ValueError as e:
@@ -55,16 +58,20 @@ def prepare(
         if any(w.label == arg for w in loaded):
             raise CompareError(f'workload "{arg}": given twice')
         loaded.append(parse_workload(arg))
-    runs = build_runs(loaded, specs or [DEFAULT_CONFIG], seed_list, until)
+    runs = build_runs(loaded, specs or [DEFAULT_CONFIG], seed_list, until, sample)
     return Comparison(runs, where, {w.label: w.kind for w in loaded}, warnings)
 
 
-def execute(comparison: Comparison, on_done: Callable[[], None] | None = None) -> list[dict[str, Any]]:
-    """Connect to the executor (CompareError when it cannot be reached: nothing has run), run everything and
-    aggregate (see `berth.sim.compare.table.aggregate`)."""
+def run_comparison(comparison: Comparison, on_done: Callable[[], None] | None = None) -> list[Outcome]:
+    """Connect to the executor (CompareError when it cannot be reached: nothing has run) and run everything:
+    the outcomes, in the order of the runs."""
     with connected(comparison.executor) as client:
-        outcomes = run_all(comparison.runs, comparison.executor.jobs, client, on_done)
-    return aggregate(outcomes, comparison.kinds)
+        return run_all(comparison.runs, comparison.executor.jobs, client, on_done)
 
 
-__all__ = ["Comparison", "execute", "prepare"]
+def execute(comparison: Comparison, on_done: Callable[[], None] | None = None) -> list[dict[str, Any]]:
+    """`run_comparison`, aggregated (see `berth.sim.compare.table.aggregate`)."""
+    return aggregate(run_comparison(comparison, on_done), comparison.kinds)
+
+
+__all__ = ["Comparison", "execute", "prepare", "run_comparison"]

@@ -17,7 +17,8 @@ The metrics (`METRICS`), at the end of the run:
   place each arrival at once);
 * ``wallSeconds``: the run's wall time (this metric alone differs between two runs of the same inputs).
 
-A trace outcome also carries ``replayCpuSeconds``, the process time of the replay alone (not a metric).
+A trace outcome also carries ``replayCpuSeconds``, the process time of the replay alone (not a metric), and
+an outcome of a run asked for them (``--report-html``) its ``series`` (`berth.sim.compare.series`).
 """
 
 from __future__ import annotations
@@ -65,9 +66,9 @@ def run_one(spec: RunSpec) -> Outcome:
     w = spec.workload
     try:
         if isinstance(w, TraceWorkload):
-            metrics = _trace(w, spec.config.for_trace(), spec.seed)
+            metrics = _trace(w, spec.config.for_trace(), spec.seed, spec.series)
         else:
-            metrics = _scenario(w, spec.config.doc, spec.config.label, spec.seed, spec.until)
+            metrics = _scenario(w, spec.config.doc, spec.config.label, spec.seed, spec.until, spec.series)
     except Exception as e:
         raise RunFailed(
             f'run of "{w.label}" under {spec.config.label} with seed {spec.seed} failed: {type(e).__name__}: {e}'
@@ -75,8 +76,9 @@ def run_one(spec: RunSpec) -> Outcome:
     metrics["wallSeconds"] = time.perf_counter() - t0
     out: Outcome = {"workload": w.label, "config": spec.config.label, "seed": spec.seed}
     out |= {m: metrics.get(m) for m in METRICS}
-    if "replayCpuSeconds" in metrics:
-        out["replayCpuSeconds"] = metrics["replayCpuSeconds"]
+    for extra in ("replayCpuSeconds", "series"):
+        if extra in metrics:
+            out[extra] = metrics[extra]
     return out
 
 
@@ -113,24 +115,39 @@ class _Latency:
 
 
 def _scenario(
-    w: ScenarioWorkload, doc: dict[str, Any] | None, label: str, seed: int, until: float | None
-) -> dict[str, Metric]:
+    w: ScenarioWorkload,
+    doc: dict[str, Any] | None,
+    label: str,
+    seed: int,
+    until: float | None,
+    sample: float | None = None,
+) -> dict[str, Any]:
     from berth.scheduler.framework.config import parse_config
-    from berth.sim.engine import Simulation
+    from berth.sim.engine import Simulation, run_end
     from berth.sim.initial import create_initial_objects
 
     config = None if doc is None else parse_config(doc, source=label)
     sim = Simulation(config=config, seed=seed)
     latency = _Latency(sim)
+    timeline = None
     try:
         _, rest = create_initial_objects(sim.store, scenario_plan(w))  # every one admitted: checked before
+        if sample is not None:
+            from berth.sim.timeline import Timeline
+
+            timeline = Timeline(sample)
+            timeline.attach(sim, run_end(rest, until))
         sim.run(rest, until)
         objects = sim.objects()
         victims = sim.scheduler.stats.preemption_victims.total
     finally:
         latency.unsubscribe()
         sim.close()
-    out = _cluster_metrics(objects)
+    out: dict[str, Any] = dict(_cluster_metrics(objects))
+    if timeline is not None:
+        from berth.sim.compare.series import timeline_series
+
+        out["series"] = timeline_series(timeline)
     waits = latency.seconds()
     out["preemptions"] = round(victims)
     out["latencyP50"] = percentile(waits, 50)
@@ -178,7 +195,7 @@ def _imbalance(rows: Sequence[tuple[int, int]]) -> float:
     return statistics.pstdev(utilisation) if utilisation else 0.0
 
 
-def _trace(w: TraceWorkload, policy: str, seed: int) -> dict[str, Metric]:
+def _trace(w: TraceWorkload, policy: str, seed: int, every: float | None = None) -> dict[str, Any]:
     from berth.sim.traces.openb import MIB, load_nodes, load_pods, replay_workload
     from berth.sim.traces.replay import cluster_of, replay
 
@@ -196,7 +213,12 @@ def _trace(w: TraceWorkload, policy: str, seed: int) -> dict[str, Metric]:
             memory[placement.node] += pod.memory
     cpu_total = sum(n.cpu_milli for n in nodes)
     memory_total = sum(n.memory_mib * MIB for n in nodes)
-    return {
+    out: dict[str, Any] = {}
+    if every is not None:
+        from berth.sim.compare.series import trace_series
+
+        out["series"] = trace_series(result, int(every))
+    return out | {
         "placed": result.pods_scheduled,
         "pending": result.pods_failed,
         "gpuAllocation": float(report["gpuAllocationRatio"]),

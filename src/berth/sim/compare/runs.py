@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 
 from berth.scheduler.framework.config import ConfigError, parse_config
+from berth.sim.compare.series import stride
 from berth.sim.compare.workload import CompareError, ScenarioWorkload, TraceWorkload, Workload
 from berth.sim.traces.command import policy_from_config, policy_name
 from berth.sim.traces.openb import TraceError
@@ -115,12 +116,15 @@ def parse_seeds(text: str) -> tuple[int, ...]:
 @dataclass(frozen=True, slots=True)
 class RunSpec:
     """One run: a workload under one configuration with one seed (``until``: a scenario's end time, seconds;
-    None: its own end, as ``berth simulate``)."""
+    None: its own end, as ``berth simulate``). ``series``: record the series of ``--report-html`` (see
+    `berth.sim.compare.series`), a scenario's sampled every ``series`` virtual seconds, a trace's at every
+    ``series``-th arrival; None (no ``--report-html``) records nothing."""
 
     workload: Workload
     config: ConfigSpec
     seed: int
     until: float | None = None
+    series: float | None = None
 
 
 def build_runs(
@@ -128,15 +132,22 @@ def build_runs(
     configs: Sequence[ConfigSpec],
     seeds: Sequence[int] | None,
     until: float | None = None,
+    sample: float | None = None,
 ) -> list[RunSpec]:
     """Every (workload, config, seed) in that order; CompareError when a config does not apply to a workload
-    (a ``policy:`` config on a scenario, a file without a GPU score plugin on a trace)."""
+    (a ``policy:`` config on a scenario, a file without a GPU score plugin on a trace). ``sample``: the runs
+    record the series of ``--report-html``, a scenario's every ``sample`` virtual seconds, a trace's at every
+    k-th arrival (k for at most about `MAX_POINTS` points on the first seed's arrivals); None: no series."""
     labels = [c.label for c in configs]
     for label in labels:
         if labels.count(label) > 1:
             raise CompareError(f"--config {label}: given twice")
     runs: list[RunSpec] = []
     for w in workloads:
+        default = TRACE_SEED if isinstance(w, TraceWorkload) else SCENARIO_SEED
+        series = sample
+        if sample is not None and isinstance(w, TraceWorkload):
+            series = stride(w.arrivals((seeds or (default,))[0]))
         for c in configs:
             if isinstance(w, ScenarioWorkload) and c.policy_only:
                 raise CompareError(
@@ -145,8 +156,7 @@ def build_runs(
                 )
             if isinstance(w, TraceWorkload):
                 c.for_trace()
-            default = TRACE_SEED if isinstance(w, TraceWorkload) else SCENARIO_SEED
-            runs.extend(RunSpec(w, c, s, until) for s in (seeds or (default,)))
+            runs.extend(RunSpec(w, c, s, until, series) for s in (seeds or (default,)))
     return runs
 
 

@@ -102,23 +102,49 @@ def _cell(metric: str, s: dict[str, float | None]) -> str:
     return f"{mean:.2f}{unit}" if sd is None else f"{mean:.2f}{unit} ± {sd:.2f}"
 
 
-def to_table(groups: Sequence[dict[str, Any]]) -> str:
-    """One table per workload, a row per configuration, cells mean ± spread over its seeds."""
-    blocks = []
+def cell(metric: str, value: float | int | None) -> str:
+    """One value of ``metric`` as the table shows it (one run's, no spread)."""
+    return _cell(metric, {"mean": None if value is None else float(value), "stdev": None})
+
+
+def workload_tables(groups: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The tables of ``-o table`` (and of the HTML page), one per workload in first-seen order: ``workload``,
+    ``caption`` (its heading line), ``seeds``, ``metrics``, ``groups`` (its entries of ``groups``), and
+    ``rows``, the header row then one row of cells per configuration."""
     by_workload: dict[str, list[dict[str, Any]]] = {}
     for g in groups:
         by_workload.setdefault(g["workload"], []).append(g)
+    out = []
     for workload, rows in by_workload.items():
         seeds = rows[0]["seeds"]
         metrics = list(rows[0]["summary"])
         seed_text = f"seed {seeds[0]}" if len(seeds) == 1 else f"{len(seeds)} seeds, mean ± {SPREAD}"
-        lines = [f"WORKLOAD {workload} ({rows[0]['kind']}, {seed_text})"]
         table = [["CONFIG", *(HEADERS[m] for m in metrics)]]
         table.extend([g["config"], *(_cell(m, g["summary"][m]) for m in metrics)] for g in rows)
+        out.append(
+            {
+                "workload": workload,
+                "kind": rows[0]["kind"],
+                "caption": f"WORKLOAD {workload} ({rows[0]['kind']}, {seed_text})",
+                "seeds": seeds,
+                "metrics": metrics,
+                "groups": rows,
+                "rows": table,
+            }
+        )
+    return out
+
+
+def to_table(groups: Sequence[dict[str, Any]]) -> str:
+    """One table per workload, a row per configuration, cells mean ± spread over its seeds."""
+    blocks = []
+    for t in workload_tables(groups):
+        table = t["rows"]
         widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
+        lines = [t["caption"]]
         lines.extend("   ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in table)
         blocks.append("\n".join(lines) + "\n")
     return "\n".join(blocks)
 
 
-__all__ = ["SPREAD", "aggregate", "summarize", "to_json", "to_table"]
+__all__ = ["HEADERS", "SPREAD", "aggregate", "cell", "summarize", "to_json", "to_table", "workload_tables"]

@@ -53,6 +53,15 @@ class TraceWorkload:
         """The ``berth trace openb`` options of one run."""
         return OpenbOptions(self.folder, self.pod_list, self.nodes, self.inflation, seed, policy)
 
+    def arrivals(self, seed: int) -> int:
+        """The number of pods a replay with ``seed`` places or fails (the paper's workload of the trace)."""
+        from berth.sim.traces.openb import replay_workload
+        from berth.sim.traces.replay import cluster_of
+
+        nodes = load_nodes(self.folder, self.nodes)
+        pods = load_pods(self.folder, self.pod_list)
+        return len(replay_workload(pods, cluster_of(nodes).gpu_capacity_milli, self.inflation, seed))
+
 
 Workload = ScenarioWorkload | TraceWorkload
 
