@@ -25,7 +25,7 @@ layers: $(STAMP)
 	$(BIN)/lint-imports
 
 unit: $(STAMP)
-	$(BIN)/pytest
+	$(BIN)/pytest -n auto --dist loadfile
 
 test: lint typecheck layers unit
 
