@@ -191,6 +191,10 @@ def test_event_stream_delivers_a_new_pod(server: Served) -> None:
             elif event == "sample":
                 point = json.loads(data)
                 assert point["cpuAllocatable"] == 12000
+                # the report's series too (exact figures: tests/dashboard/test_dashboard_state.py)
+                assert point["allocatable"][0] == 12000 and point["groupLabel"] == "shape"
+                assert sum(g["allocatable"][0] for g in point["groups"].values()) == 12000
+                assert {"pendingWaitMean", "latencyMean", "scheduled", "reserved", "quotas"} <= set(point)
                 seen_sample = True
             if (seen_pod and seen_sample) or time.monotonic() > deadline:
                 break

@@ -18,6 +18,21 @@ pytestmark = [
     pytest.mark.skipif(missing() is not None, reason=f"browser test skipped: {missing()}"),
 ]
 WAIT = 20.0
+CHARTS = [  # (title, series) of the overview's charts: the report's (drawSimulate's) time series
+    ("Cluster", 3),  # cpu, memory, pods
+    ("cpu per node group (shape)", 1),
+    ("memory per node group (shape)", 1),
+    ("pods per node group (shape)", 1),
+    ("Pending pods", 1),
+    ("Scheduling latency: creation to binding (s)", 2),  # mean, max
+    ("Wait of pending pods (s)", 2),
+    ("Scheduled pods (cumulative)", 1),  # the watch sees no attempts
+    ("Preemption victims and evictions (cumulative)", 2),  # the watch sees victims, not attempts
+    ("Reservation occupancy: cpu", 3),  # reserved, allocated, free
+    ("Reservation occupancy: memory", 3),
+    ("ElasticQuota default/team-a: cpu", 3),  # used, min, max
+    ("ElasticQuota default/team-a: memory", 3),
+]
 
 
 @pytest.fixture(scope="module")
@@ -63,14 +78,18 @@ def test_dashboard_in_chromium(server: Served, tmp_path: Path) -> None:
         wait_for(
             driver, "return document.getElementById('conn').textContent === 'live'", "the stream is live"
         )
-        # charts: the reports' SVG charts (berth-charts.js), three of two series each, drawn with a point or more
+        # charts: the HTML report's time-series chart set (berth-charts.js seriesCharts), drawn with a point or more
         wait_for(
             driver,
-            "const c = [...document.querySelectorAll('#charts svg.berth-chart')]; return c.length === 3 && "
-            "c.every(s => s.dataset.series === '2' && Number(s.dataset.points) >= 1 && "
-            "s.getBoundingClientRect().width > 0)",
+            f"const c = [...document.querySelectorAll('#charts svg.berth-chart')]; return c.length === {len(CHARTS)} && "
+            "c.every(s => Number(s.dataset.points) >= 1 && s.getBoundingClientRect().width > 0)",
             "the charts render",
         )
+        charts = driver.execute_script(
+            "return [...document.querySelectorAll('#charts svg.berth-chart')]"
+            ".map(s => [s.getAttribute('aria-label'), Number(s.dataset.series)])"
+        )
+        assert [tuple(c) for c in charts] == CHARTS
         wait_for(driver, "return document.body.innerText.includes('pending pods')", "the totals")
         wait_for(  # a second chart point, so that the charts show lines
             driver,

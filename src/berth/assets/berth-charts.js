@@ -154,8 +154,12 @@
     return s;
   }
 
-  function drawSimulate(root, d) {
+  // The report's time-series charts from a series object (drawSimulate's data; the live dashboard builds one
+  // from its sample points): utilisation, scheduling, reservations and quotas. A series the object lacks
+  // (undefined) is left out of its chart. Returns the last section, for the caller to add to.
+  function seriesCharts(root, d) {
     const u = d.utilisation, xs = d.time;
+    const line = (s, title, series, opts) => lineChart(s, title, xs, series.filter((x) => x.values !== undefined), opts);
     const res = d.resources.filter((r) => u.allocatable[r].some((v) => v > 0));
     let s = section(root, "Utilisation (requested / allocatable)");
     lineChart(s, "Cluster", xs, res.map((r) => ({ name: r, values: ratio(u.requested[r], u.allocatable[r]) })),
@@ -167,14 +171,16 @@
         { percent: true, ymax: 1 });
     }
     s = section(root, "Scheduling");
-    lineChart(s, "Pending pods", xs, [{ name: "pending", values: d.pending }]);
-    lineChart(s, "Scheduling latency: creation to binding (s)", xs, [{ name: "mean", values: d.latencyMean },
+    line(s, "Pending pods", [{ name: "pending", values: d.pending }]);
+    line(s, "Scheduling latency: creation to binding (s)", [{ name: "mean", values: d.latencyMean },
       { name: "max", values: d.latencyMax }]);
-    lineChart(s, "Wait of pending pods (s)", xs, [{ name: "mean", values: d.pendingWaitMean },
+    line(s, "Wait of pending pods (s)", [{ name: "mean", values: d.pendingWaitMean },
       { name: "max", values: d.pendingWaitMax }]);
-    lineChart(s, "Scheduled pods and attempts (cumulative)", xs, [{ name: "scheduled", values: d.scheduled },
+    line(s, d.attempts ? "Scheduled pods and attempts (cumulative)" : "Scheduled pods (cumulative)",
+      [{ name: "scheduled", values: d.scheduled },
       { name: "attempts", values: d.attempts }]);
-    lineChart(s, "Preemptions and evictions (cumulative)", xs, [{ name: "preemptions", values: d.preemptions },
+    line(s, d.preemptions ? "Preemptions and evictions (cumulative)" : "Preemption victims and evictions (cumulative)",
+      [{ name: "preemptions", values: d.preemptions },
       { name: "victims", values: d.preemptionVictims }, { name: "evictions", values: d.evictions }]);
     s = section(root, "Reservations, quotas and gangs");
     const rs = d.reservations;
@@ -197,6 +203,12 @@
         lineChart(s, `ElasticQuota ${key}: ${r}`, xs, series);
       }
     }
+    return s;
+  }
+
+  function drawSimulate(root, d) {
+    const xs = d.time;
+    let s = seriesCharts(root, d);
     lineChart(s, "PodGroups short of minMember", xs, [{ name: "waiting gangs", values: d.gangsWaiting }]);
     const gangs = Object.keys(d.gangs);
     if (gangs.length) {
@@ -256,6 +268,6 @@
     document.body.dataset.rendered = "true";
   }
 
-  window.BerthCharts = { lineChart, heatMap, table };
+  window.BerthCharts = { lineChart, heatMap, table, seriesCharts };
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", draw); else draw();
 })();

@@ -136,20 +136,50 @@
 
   // The charts are the reports' (berth-charts.js: window.BerthCharts), redrawn from the samples so far; x is
   // seconds since the first sample this page has.
+  // The sample points as the report's series object (berth-charts.js seriesCharts draws the report's charts).
+  function seriesOf(s) {
+    const t0 = s[0].t, resources = ["cpu", "memory", "pods"], last = s[s.length - 1];
+    const groups = [];
+    for (const p of s) for (const g of Object.keys(p.groups || {})) if (!groups.includes(g)) groups.push(g);
+    const per = (field) => Object.fromEntries(resources.map((r, i) => [r, s.map((p) => (p[field] || [0, 0, 0])[i])]));
+    const perGroup = (field) => Object.fromEntries(resources.map((r, i) => [r, s.map((p) =>
+      groups.map((g) => ((p.groups || {})[g] ? p.groups[g][field][i] : 0)))]));
+    const quotas = {};
+    for (const key of Object.keys(last.quotas || {})) {
+      const q = last.quotas[key], max = q.max;
+      const used = (i) => s.map((p) => (p.quotas && p.quotas[key] ? p.quotas[key].used[i] : null));
+      quotas[key] = {
+        used: { cpu: used(0), memory: used(1) },
+        min: { cpu: q.min[0], memory: q.min[1] },
+        max: max ? { cpu: max[0] < 0 ? null : max[0], memory: max[1] < 0 ? null : max[1] } : null,
+      };
+    }
+    return {
+      time: s.map((p) => p.t - t0),
+      resources,
+      utilisation: {
+        requested: per("requested"), allocatable: per("allocatable"),
+        groupLabel: last.groupLabel || "shape", groups,
+        groupRequested: perGroup("requested"), groupAllocatable: perGroup("allocatable"),
+      },
+      pending: s.map((p) => p.pending),
+      pendingWaitMean: s.map((p) => p.pendingWaitMean ?? null),
+      pendingWaitMax: s.map((p) => p.pendingWaitMax ?? null),
+      latencyMean: s.map((p) => p.latencyMean ?? null),
+      latencyMax: s.map((p) => p.latencyMax ?? null),
+      scheduled: s.map((p) => p.scheduled ?? null),
+      preemptionVictims: s.map((p) => p.preemptionVictims ?? null),
+      evictions: s.map((p) => p.evictions ?? null),
+      reservations: { reserved: s.map((p) => p.reserved || [0, 0]), allocated: s.map((p) => p.reservationAllocated || [0, 0]) },
+      quotas,
+    };
+  }
+
   function renderCharts() {
     const s = state.samples, box = $("charts");
     box.replaceChildren();
     if (!s.length) return;
-    const t0 = s[0].t, xs = s.map((p) => p.t - t0), C = window.BerthCharts;
-    C.lineChart(box, "CPU requested / allocatable (cores)", xs, [
-      { name: "requested", values: s.map((p) => p.cpuRequested / 1000) },
-      { name: "allocatable", values: s.map((p) => p.cpuAllocatable / 1000) }]);
-    C.lineChart(box, "Memory requested / allocatable (GiB)", xs, [
-      { name: "requested", values: s.map((p) => p.memRequested / GI) },
-      { name: "allocatable", values: s.map((p) => p.memAllocatable / GI) }]);
-    C.lineChart(box, "Pods pending / bound", xs, [
-      { name: "pending", values: s.map((p) => p.pending) },
-      { name: "bound", values: s.map((p) => p.bound) }]);
+    window.BerthCharts.seriesCharts(box, seriesOf(s));
   }
 
   // ----- explain -----------------------------------------------------------------------------------

@@ -10,11 +10,15 @@ only what changed since its last delta. Rows:
 * reservations (name, node, phase, owners, allocatable/allocated cpu and memory);
 * ElasticQuotas (min/max/used cpu and memory), PodGroups (phase, minMember, running/scheduled counts);
 * pending pods (no node, not terminal) with the reason and message of their ``PodScheduled=False``.
+
+`sample` makes a chart point of the report's series (see its doc) from sums kept as the rows change (per node
+group: by instance-type label, else by shape, `berth.api.nodegroups`) and counters of what the watch saw.
 """
 
 from __future__ import annotations
 
 import re
+import time
 from collections import deque
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -22,8 +26,10 @@ from typing import Any
 from berth.api.contracts import Store
 from berth.api.elasticquota import ELASTIC_QUOTA_GROUPS, quota_limits
 from berth.api.errors import InvalidObjectError
+from berth.api.nodegroups import GROUP_LABELS, NO_LABEL, shape_key
 from berth.api.podgroup import POD_GROUP_GROUPS
 from berth.api.resources import node_allocatable, pod_requests
+from berth.api.timestamps import unix_seconds
 from berth.api.watch import DELETED, Watch, WatchEvent
 
 __all__ = ["MAX_LOG", "DashboardState"]
@@ -35,6 +41,8 @@ SAMPLES_KEPT = 720
 _TERMINAL = frozenset({"Succeeded", "Failed"})
 _RESERVATION = ("scheduling.koordinator.sh", "Reservation")
 _DIGITS = re.compile(r"(\d+)")
+_PREEMPTED = "PreemptionByScheduler"
+_EVICTED = "EvictionByEvictionAPI"
 
 
 def natural_key(name: str) -> tuple[tuple[int, int | str], ...]:
@@ -83,6 +91,17 @@ class DashboardState:
         self.log: deque[tuple[int, str, str]] = deque(maxlen=MAX_LOG)
         """(seq, table, key) of each change, oldest first."""
         self.samples: deque[dict[str, Any]] = deque(maxlen=SAMPLES_KEPT)
+        # node name -> its instance-type labels (the GROUP_LABELS it has), for the per-group utilisation
+        self._node_labels: dict[str, dict[str, str]] = {}
+        # (label, group) -> [requested cpu, memory, pods, allocatable cpu, memory, pods, nodes] of the nodes in
+        # the store, kept as rows change: per GROUP_LABELS value (label) and per shape (label "")
+        self._group_sums: dict[tuple[str, str], list[int]] = {}
+        self._labelled = dict.fromkeys(GROUP_LABELS, 0)  # nodes in the store with each label
+        self._since: dict[str, float] = {}  # pending pod key -> creation (unix seconds)
+        self._latencies: list[float] = []  # creation to binding of the pods bound since the last sample
+        self.scheduled = 0  # pods seen pending, then bound (cumulative)
+        self.victims = 0  # pods deleted with DisruptionTarget reason PreemptionByScheduler
+        self.evictions = 0  # pods deleted with DisruptionTarget reason EvictionByEvictionAPI
 
     # ----- keeping current ------------------------------------------------------------------------
     def start(self) -> None:
@@ -124,6 +143,8 @@ class DashboardState:
         if (group, kind) == ("", "Node"):
             self._node(name, None if gone else obj)
         elif (group, kind) == ("", "Pod"):
+            if gone:
+                self._disrupted(obj)
             self._pod(f"{meta.get('namespace') or 'default'}/{name}", None if gone else obj)
         elif (group, kind) == _RESERVATION:
             self._reservation(name, None if gone else obj)
@@ -148,8 +169,40 @@ class DashboardState:
             self.node_order = None
         return row
 
+    def _disrupted(self, obj: Mapping[str, Any]) -> None:
+        """Count a deleted pod marked ``DisruptionTarget=True`` as a preemption victim or an eviction."""
+        for cond in (obj.get("status") or {}).get("conditions") or ():
+            if cond.get("type") == "DisruptionTarget" and cond.get("status") == "True":
+                if cond.get("reason") == _PREEMPTED:
+                    self.victims += 1
+                elif cond.get("reason") == _EVICTED:
+                    self.evictions += 1
+
+    def _grouped(self, name: str, sign: int) -> None:
+        """Add (sign 1) or take off (-1) node `name`'s row to or from its groups' sums (nodes in the store)."""
+        row = self.nodes.get(name)
+        if row is None or not row["known"]:
+            return
+        labels = self._node_labels.get(name, {})
+        alloc = row["allocatable"]
+        values = [*row["requested"], *alloc, 1]
+        keys = [(k, labels.get(k, NO_LABEL)) for k in GROUP_LABELS]
+        keys.append(("", shape_key(alloc[0], alloc[1])))
+        for key in keys:
+            sums = self._group_sums.get(key)
+            if sums is None:
+                sums = self._group_sums[key] = [0] * 7
+            for i in range(7):
+                sums[i] += sign * values[i]
+            if sums[6] == 0:
+                del self._group_sums[key]
+        for k in labels:
+            self._labelled[k] += sign
+
     def _node(self, name: str, obj: Mapping[str, Any] | None) -> None:
+        self._grouped(name, -1)
         if obj is None:
+            self._node_labels.pop(name, None)
             row = self.nodes.get(name)
             if row is not None:
                 row["known"] = False
@@ -163,6 +216,13 @@ class DashboardState:
         row["known"] = True
         row["allocatable"] = _triple(_requests(obj, node_allocatable))
         row["unschedulable"] = bool((obj.get("spec") or {}).get("unschedulable"))
+        labels = (obj.get("metadata") or {}).get("labels") or {}
+        typed = {k: str(labels[k]) for k in GROUP_LABELS if k in labels}
+        if typed:
+            self._node_labels[name] = typed
+        else:
+            self._node_labels.pop(name, None)
+        self._grouped(name, 1)
         ready = True
         for cond in (obj.get("status") or {}).get("conditions") or ():
             if cond.get("type") == "Ready":
@@ -175,17 +235,24 @@ class DashboardState:
     ) -> None:
         """Take `key`'s old contribution off its node's `field` and add the new one (node "" for none)."""
         old = table.pop(key, None)
+        grouped = field == "requested"
         if old is not None and old[0] in self.nodes:
             row = self.nodes[old[0]]
+            if grouped:
+                self._grouped(old[0], -1)
             row[field] = [a - b for a, b in zip(row[field], old[1], strict=True)]
-            if field == "requested":
+            if grouped:
                 row["pods"] -= 1
+                self._grouped(old[0], 1)
             self._changed("nodes", old[0])
         if node:
             row = self._node_row(node)
+            if grouped:
+                self._grouped(node, -1)
             row[field] = [a + b for a, b in zip(row[field], amounts, strict=True)]
-            if field == "requested":
+            if grouped:
                 row["pods"] += 1
+                self._grouped(node, 1)
             table[key] = (node, amounts)
             self._changed("nodes", node)
 
@@ -217,6 +284,19 @@ class DashboardState:
                         "message": message,
                         "created": str((obj.get("metadata") or {}).get("creationTimestamp") or ""),
                     }
+        if pending is not None:
+            if key not in self._since:
+                created = unix_seconds(pending["created"])
+                self._since[key] = time.time() if created is None else created
+        else:
+            since = self._since.pop(key, None)
+            if since is not None and node and obj is not None:
+                bound_at: float | None = None
+                for cond in (obj.get("status") or {}).get("conditions") or ():
+                    if cond.get("type") == "PodScheduled" and cond.get("status") == "True":
+                        bound_at = unix_seconds(cond.get("lastTransitionTime"))
+                self.scheduled += 1
+                self._latencies.append(max(0.0, (time.time() if bound_at is None else bound_at) - since))
         old = self._pods.get(key)
         if old is None or old[0] != node or old[1] != amounts:
             was_bound = old is not None
@@ -345,9 +425,34 @@ class DashboardState:
             "podgroups": len(self.podgroups),
         }
 
+    def _groups(self) -> tuple[str, dict[str, dict[str, list[int]]]]:
+        """The group label ("shape" when no node has an instance-type label) and each group's summed
+        requested and allocatable [cpu, memory, pods] (from the sums kept as rows change: no node loop)."""
+        label = next((k for k in GROUP_LABELS if self._labelled[k] > 0), "")
+        groups = {g: sums for (lb, g), sums in self._group_sums.items() if lb == label}
+        return label or "shape", {
+            g: {"requested": groups[g][0:3], "allocatable": groups[g][3:6]}
+            for g in sorted(groups, key=natural_key)
+        }
+
     def sample(self, at: float) -> dict[str, Any]:
-        """A chart point at wall time `at` (seconds), kept in `samples`."""
+        """A chart point at wall time `at` (seconds), kept in `samples`: the cluster's and each node group's
+        requested and allocatable [cpu, memory, pods], the pending pods and their wait since creation, the
+        creation-to-binding latency of the pods bound since the previous point, cumulative scheduled pods,
+        preemption victims and evictions, the Available Reservations' allocatable and allocated [cpu,
+        memory] and each ElasticQuota's used, min and max."""
         t = self.totals()
+        waits = [at - since for since in self._since.values()]
+        lat = self._latencies
+        self._latencies = []
+        reserved = [0, 0]
+        allocated = [0, 0]
+        for r in self.reservations.values():
+            if r["phase"] == "Available":
+                for i in range(2):
+                    reserved[i] += r["allocatable"][i]
+                    allocated[i] += r["allocated"][i]
+        label, groups = self._groups()
         point = {
             "t": round(at, 3),
             "cpuRequested": t["requested"][0],
@@ -356,6 +461,24 @@ class DashboardState:
             "memAllocatable": t["allocatable"][1],
             "pending": t["pending"],
             "bound": t["bound"],
+            "requested": t["requested"],
+            "allocatable": t["allocatable"],
+            "groupLabel": label,
+            "groups": groups,
+            "pendingWaitMean": round(sum(waits) / len(waits), 6) if waits else 0.0,
+            "pendingWaitMax": round(max(waits), 6) if waits else 0.0,
+            "boundSince": len(lat),
+            "latencyMean": round(sum(lat) / len(lat), 6) if lat else None,
+            "latencyMax": round(max(lat), 6) if lat else None,
+            "scheduled": self.scheduled,
+            "preemptionVictims": self.victims,
+            "evictions": self.evictions,
+            "reserved": reserved,
+            "reservationAllocated": allocated,
+            "quotas": {
+                k: {"used": q["used"], "min": q["min"], "max": q["max"]}
+                for k, q in sorted(self.quotas.items())
+            },
         }
         self.samples.append(point)
         return point

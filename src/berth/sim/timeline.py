@@ -23,6 +23,7 @@ import numpy as np
 
 from berth.api.elasticquota import ELASTIC_QUOTA_GROUPS, quota_limits
 from berth.api.errors import InvalidObjectError, StatusError
+from berth.api.nodegroups import NO_LABEL, group_label, shape_key
 from berth.api.podgroup import POD_GROUP_GROUPS
 from berth.api.resources import node_allocatable
 from berth.api.watch import ADDED, DELETED, WatchEvent
@@ -35,7 +36,6 @@ DEFAULT_SAMPLE = 10.0
 HEATMAP_MAX_ROWS = 500
 """Above this many nodes the placement heat map shows bins of consecutive nodes (their summed figures)."""
 SAMPLE_PRIORITY = 1 << 30
-GROUP_LABELS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
 _RESERVATION = ("scheduling.koordinator.sh", "Reservation")
 _GANG_DONE = frozenset({"Scheduled", "Running", "Finished", "Succeeded"})
 _COUNTED = re.compile(r"^(\d+)\s+(.*)$")
@@ -166,17 +166,14 @@ class Timeline:
             return
         self._layout = table.layout
         n = table.size
-        label = next((k for k in GROUP_LABELS if any(k in lb for lb in table.labels[:n])), "")
+        label = group_label(table.labels[:n])
         self.group_label = label
         if label:
-            keys = [lb.get(label, "(none)") for lb in table.labels[:n]]
+            keys = [lb.get(label, NO_LABEL) for lb in table.labels[:n]]
         else:
             cpu = table.alloc("cpu")[:n]
             mem = table.alloc("memory")[:n]
-            keys = [
-                f"{c / 1000:g} cpu / {m / 2**30:g} GiB"
-                for c, m in zip(cpu.tolist(), mem.tolist(), strict=True)
-            ]
+            keys = [shape_key(c, m) for c, m in zip(cpu.tolist(), mem.tolist(), strict=True)]
         index: dict[str, int] = {g: i for i, g in enumerate(self.groups)}
         codes = []
         for k in keys:
