@@ -32,6 +32,7 @@ CHARTS = [  # (title, series) of the overview's charts: the report's (drawSimula
     ("Reservation occupancy: memory", 3),
     ("ElasticQuota default/team-a: cpu", 3),  # used, min, max
     ("ElasticQuota default/team-a: memory", 3),
+    ("PodGroups short of minMember", 1),
 ]
 
 

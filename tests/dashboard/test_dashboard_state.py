@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dashboard_helpers import QUOTA, reservation
+from dashboard_helpers import PODGROUP, QUOTA, reservation
 
 from berth.clock import SimClock
 from berth.server.dashboard_state import DashboardState, natural_key
@@ -182,3 +182,22 @@ def test_groups_by_shape_without_instance_types() -> None:
         "(none)": {"requested": [2000, 0, 1], "allocatable": [4000, 8 * gi, 110]},
         "m": {"requested": [0, 0, 0], "allocatable": [4000, 8 * gi, 110]},
     }
+
+
+def test_gangs_short_of_min_member() -> None:
+    """The live "PodGroups short of minMember" figure follows the PodGroup's status, with the report's rule."""
+    store = MemoryStore(clock=SimClock())
+    group = store.create(dict(PODGROUP))
+    state = DashboardState(store)
+    state.start()
+    need = int(group["spec"]["minMember"])
+    assert state.sample(0.0)["gangsWaiting"] == 1
+    store.update_status({**group, "status": {"phase": "Scheduling", "scheduled": need - 1}})
+    state.refresh()
+    assert state.sample(2.0)["gangsWaiting"] == 1
+    group = store.get(
+        ("scheduling.x-k8s.io", "PodGroup"), group["metadata"]["namespace"], group["metadata"]["name"]
+    )
+    store.update_status({**group, "status": {"phase": "Scheduling", "scheduled": need}})
+    state.refresh()
+    assert state.sample(4.0)["gangsWaiting"] == 0

@@ -99,6 +99,7 @@ def validate_pod_group(obj: Mapping[str, Any], ctx: Context) -> None:
 
 
 __all__ = [
+    "GANG_DONE_PHASES",
     "PHASE_FAILED",
     "PHASE_FINISHED",
     "PHASE_PENDING",
@@ -109,6 +110,17 @@ __all__ = [
     "POD_GROUP_LABEL",
     "PodGroupSpec",
     "compile_pod_group",
+    "gang_waiting",
     "pod_group_name",
     "validate_pod_group",
 ]
+
+
+GANG_DONE_PHASES = frozenset({"Scheduled", "Running", "Finished", "Succeeded"})
+"""PodGroup phases after which a gang no longer waits for members."""
+
+
+def gang_waiting(min_member: int, phase: str, scheduled: int, running: int, succeeded: int) -> bool:
+    """Whether a gang is still short of ``minMember``: fewer pods scheduled (or running plus succeeded) than it
+    needs, and its phase not past waiting (the reports' and the dashboard's "PodGroups short of minMember")."""
+    return max(scheduled, running + succeeded) < min_member and phase not in GANG_DONE_PHASES

@@ -203,13 +203,14 @@
         lineChart(s, `ElasticQuota ${key}: ${r}`, xs, series);
       }
     }
+    if (d.gangsWaiting) {
+      lineChart(s, "PodGroups short of minMember", xs, [{ name: "waiting gangs", values: d.gangsWaiting }]);
+    }
     return s;
   }
 
   function drawSimulate(root, d) {
-    const xs = d.time;
     let s = seriesCharts(root, d);
-    lineChart(s, "PodGroups short of minMember", xs, [{ name: "waiting gangs", values: d.gangsWaiting }]);
     const gangs = Object.keys(d.gangs);
     if (gangs.length) {
       table(s, "Gang waits", ["PodGroup", "minMember", "phase", "first seen", "wait (s)"], gangs.map((k) => {

@@ -168,6 +168,7 @@
       latencyMean: s.map((p) => p.latencyMean ?? null),
       latencyMax: s.map((p) => p.latencyMax ?? null),
       scheduled: s.map((p) => p.scheduled ?? null),
+      gangsWaiting: s.map((p) => p.gangsWaiting ?? 0),
       preemptionVictims: s.map((p) => p.preemptionVictims ?? null),
       evictions: s.map((p) => p.evictions ?? null),
       reservations: { reserved: s.map((p) => p.reserved || [0, 0]), allocated: s.map((p) => p.reservationAllocated || [0, 0]) },

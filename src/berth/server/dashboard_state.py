@@ -27,7 +27,7 @@ from berth.api.contracts import Store
 from berth.api.elasticquota import ELASTIC_QUOTA_GROUPS, quota_limits
 from berth.api.errors import InvalidObjectError
 from berth.api.nodegroups import GROUP_LABELS, NO_LABEL, shape_key
-from berth.api.podgroup import POD_GROUP_GROUPS
+from berth.api.podgroup import POD_GROUP_GROUPS, gang_waiting
 from berth.api.resources import node_allocatable, pod_requests
 from berth.api.timestamps import unix_seconds
 from berth.api.watch import DELETED, Watch, WatchEvent
@@ -393,6 +393,7 @@ class DashboardState:
                 "scheduled": int(status.get("scheduled") or 0),
                 "running": int(status.get("running") or 0),
                 "failed": int(status.get("failed") or 0),
+                "succeeded": int(status.get("succeeded") or 0),
             }
         self._changed("podgroups", key)
 
@@ -440,7 +441,7 @@ class DashboardState:
         requested and allocatable [cpu, memory, pods], the pending pods and their wait since creation, the
         creation-to-binding latency of the pods bound since the previous point, cumulative scheduled pods,
         preemption victims and evictions, the Available Reservations' allocatable and allocated [cpu,
-        memory] and each ElasticQuota's used, min and max."""
+        memory], each ElasticQuota's used, min and max, and the PodGroups short of minMember."""
         t = self.totals()
         waits = [at - since for since in self._since.values()]
         lat = self._latencies
@@ -479,6 +480,11 @@ class DashboardState:
                 k: {"used": q["used"], "min": q["min"], "max": q["max"]}
                 for k, q in sorted(self.quotas.items())
             },
+            "gangsWaiting": sum(
+                1
+                for g in self.podgroups.values()
+                if gang_waiting(g["minMember"], g["phase"], g["scheduled"], g["running"], g["succeeded"])
+            ),
         }
         self.samples.append(point)
         return point

@@ -24,7 +24,7 @@ import numpy as np
 from berth.api.elasticquota import ELASTIC_QUOTA_GROUPS, quota_limits
 from berth.api.errors import InvalidObjectError, StatusError
 from berth.api.nodegroups import NO_LABEL, group_label, shape_key
-from berth.api.podgroup import POD_GROUP_GROUPS
+from berth.api.podgroup import POD_GROUP_GROUPS, gang_waiting
 from berth.api.resources import node_allocatable
 from berth.api.watch import ADDED, DELETED, WatchEvent
 from berth.sim.engine import Simulation
@@ -37,7 +37,6 @@ HEATMAP_MAX_ROWS = 500
 """Above this many nodes the placement heat map shows bins of consecutive nodes (their summed figures)."""
 SAMPLE_PRIORITY = 1 << 30
 _RESERVATION = ("scheduling.koordinator.sh", "Reservation")
-_GANG_DONE = frozenset({"Scheduled", "Running", "Finished", "Succeeded"})
 _COUNTED = re.compile(r"^(\d+)\s+(.*)$")
 _POD = re.compile(r"\bPod \S+/\S+ ")
 
@@ -285,16 +284,18 @@ class Timeline:
                 key = f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
                 status = obj.get("status") or {}
                 need = int((obj.get("spec") or {}).get("minMember") or 0)
-                have = max(
-                    int(status.get("scheduled") or 0),
-                    int(status.get("running") or 0) + int(status.get("succeeded") or 0),
-                )
                 row = self.gangs.setdefault(
                     key, {"minMember": need, "firstSeen": self.time[-1], "waitedUntil": None}
                 )
                 row["minMember"] = need
                 row["phase"] = str(status.get("phase") or "Pending")
-                if have < need and row["phase"] not in _GANG_DONE:
+                if gang_waiting(
+                    need,
+                    row["phase"],
+                    int(status.get("scheduled") or 0),
+                    int(status.get("running") or 0),
+                    int(status.get("succeeded") or 0),
+                ):
                     waiting += 1
                 elif row["waitedUntil"] is None:
                     row["waitedUntil"] = self.time[-1]
