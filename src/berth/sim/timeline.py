@@ -79,6 +79,18 @@ def failed_reasons(events: Sequence[Mapping[str, Any]], top: int = 10) -> list[d
     ]
 
 
+def _columns(table: Any, resource: str, n: int) -> tuple[Any, Any]:
+    """The requested and allocatable columns of ``resource`` over the first ``n`` rows of the node table
+    (zeros for a resource no node has; pods requested = the pod count)."""
+    zeros = np.zeros(n, dtype=np.int64)
+    if resource == "pods":
+        req = table.pod_count[:n]
+    else:
+        req = table.req(resource)[:n] if resource in table.requested else zeros
+    alloc = table.alloc(resource)[:n] if resource in table.allocatable else zeros
+    return req, alloc
+
+
 class Timeline:
     """Samples of a Simulation every ``step`` virtual seconds (see the module doc)."""
 
@@ -201,14 +213,7 @@ class Timeline:
                 self.allocatable[r] = [0] * k
                 self.group_requested[r] = [[0] * ng for _ in range(k)]
                 self.group_allocatable[r] = [[0] * ng for _ in range(k)]
-            if r == "pods":
-                req = table.pod_count[:n]
-                alloc = (
-                    table.alloc("pods")[:n] if "pods" in table.allocatable else np.zeros(n, dtype=np.int64)
-                )
-            else:
-                req = table.req(r)[:n] if r in table.requested else np.zeros(n, dtype=np.int64)
-                alloc = table.alloc(r)[:n] if r in table.allocatable else np.zeros(n, dtype=np.int64)
+            req, alloc = _columns(table, r, n)
             self.requested[r].append(int(req.sum()))
             self.allocatable[r].append(int(alloc.sum()))
             # float64 sums are exact below 2**53 (petabytes of memory in bytes)
@@ -315,14 +320,7 @@ class Timeline:
         req_cols = []
         alloc_cols = []
         for r in resources:
-            if r == "pods":
-                req = table.pod_count[:n]
-                alloc = (
-                    table.alloc("pods")[:n] if "pods" in table.allocatable else np.zeros(n, dtype=np.int64)
-                )
-            else:
-                req = table.req(r)[:n] if r in table.requested else np.zeros(n, dtype=np.int64)
-                alloc = table.alloc(r)[:n] if r in table.allocatable else np.zeros(n, dtype=np.int64)
+            req, alloc = _columns(table, r, n)
             req_cols.append(req[idx] if n else req)
             alloc_cols.append(alloc[idx] if n else alloc)
         names = [table.names[i] for i in order]
