@@ -19,7 +19,7 @@ from berth.api.wellknown import parse_duration
 from berth.cli_help import HelpGroup
 from berth.clock import RealClock
 from berth.gc_policy import batch_run, tune_for_throughput
-from berth.scheduler.framework.config import ConfigError, SchedulerConfig, parse_config
+from berth.scheduler.framework.config import ConfigError, SchedulerConfig, parse_config, read_config_document
 
 app = typer.Typer(
     help="Berth: a Kubernetes scheduling control plane (scheduling framework, reservations, quotas, gangs).",
@@ -75,17 +75,7 @@ def _load_config(path: Path | None) -> SchedulerConfig | None:
     if path is None:
         return None
     try:
-        text = path.read_text()
-    except OSError as e:
-        raise _invalid(f"{path}: {e.strerror}") from None
-    try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        raise _invalid(f"{path}: invalid YAML: {e}") from None
-    if not isinstance(doc, dict):
-        raise _invalid(f"{path}: expected a KubeSchedulerConfiguration object")
-    try:
-        config = parse_config(doc, source=str(path))
+        config = parse_config(read_config_document(path), source=str(path))
     except ConfigError as e:
         raise _invalid(f"{path}: {e}") from None
     for notice in config.warnings:

@@ -14,7 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+import yaml
 
 from berth.scheduler.framework.config_schema import EXTENSION_POINTS, strict_decoding_error, unknown_fields
 from berth.scheduler.framework.config_versions import (
@@ -162,6 +165,23 @@ def default_plugin_sets(weights: Mapping[str, int] | None = None) -> dict[str, P
         [PluginRef(r.name, over.get(r.name, r.weight)) for r in DEFAULT_MULTIPOINT]
     )
     return sets
+
+
+def read_config_document(path: Path) -> dict[str, Any]:
+    """The KubeSchedulerConfiguration document of the file at ``path``, not yet parsed; ConfigError (without
+    the file's name, which the caller says as it names its option) when it cannot be read, is not YAML or is
+    not an object."""
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise ConfigError(str(e.strerror)) from None
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        raise ConfigError(f"invalid YAML: {e}") from None
+    if not isinstance(doc, dict):
+        raise ConfigError("expected a KubeSchedulerConfiguration object")
+    return doc
 
 
 def parse_config(doc: Mapping[str, Any] | None, *, source: str = "scheduler config") -> SchedulerConfig:

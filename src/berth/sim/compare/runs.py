@@ -14,9 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from berth.scheduler.framework.config import ConfigError, parse_config
+from berth.scheduler.framework.config import ConfigError, parse_config, read_config_document
 from berth.sim.compare.series import stride
 from berth.sim.compare.workload import CompareError, ScenarioWorkload, TraceWorkload, Workload
 from berth.sim.traces.command import policy_from_config, policy_name
@@ -63,15 +61,9 @@ def parse_config_arg(arg: str) -> tuple[ConfigSpec, list[str]]:
         return ConfigSpec(name, None, name, policy_only=True), []
     path = Path(arg)
     try:
-        text = path.read_text()
-    except OSError as e:
-        raise CompareError(f"--config {arg}: {e.strerror}") from None
-    try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        raise CompareError(f"--config {arg}: invalid YAML: {e}".replace("\n", " ")) from None
-    if not isinstance(doc, dict):
-        raise CompareError(f"--config {arg}: expected a KubeSchedulerConfiguration object")
+        doc = read_config_document(path)
+    except ConfigError as e:
+        raise CompareError(f"--config {arg}: {e}".replace("\n", " ")) from None
     try:
         config = parse_config(doc, source=arg)
         _check_profiles(doc, arg)
