@@ -18,7 +18,7 @@ from berth.api.manifest import ManifestError, load_manifests
 from berth.api.wellknown import parse_duration
 from berth.cli_help import HelpGroup
 from berth.clock import RealClock
-from berth.gc_policy import batch_run, tune_for_throughput
+from berth.gc_policy import batch_run, end_process, tune_for_throughput
 from berth.scheduler.framework.config import ConfigError, SchedulerConfig, parse_config, read_config_document
 
 app = typer.Typer(
@@ -1268,4 +1268,8 @@ def version() -> None:
 def main() -> None:
     """Entry point of the ``berth`` command."""
     tune_for_throughput()
-    app()
+    try:
+        app()
+    except SystemExit as done:
+        end_process(done.code)
+    end_process(0)

@@ -11,32 +11,69 @@ almost all cluster state kept to the end of the run (the store's objects and the
 waiting to start), so collecting the middle generation walks it again and again for nothing (more than half
 of the collector's time in a 10 000-pod run). During such a run that generation is collected only every
 ``BATCH_THRESHOLDS[0] * BATCH_THRESHOLDS[1]`` allocations (about once per 100 000 pods).
+
+At the end of such a run the heap is thrown away whole: ``end_process`` flushes the standard streams and leaves
+the memory to the operating system instead of freeing every object one by one (half a second for a run of
+10 000 pods on 5 000 nodes; a process that served or watched something still ends the usual way).
 """
 
 from __future__ import annotations
 
 import gc
+import os
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import NoReturn
 
 # objects allocated (minus freed) before a generation-0 collection, then how many collections of each
 # generation before the next older one is collected
 THRESHOLDS = (20_000, 20, 10)
 BATCH_THRESHOLDS = (20_000, 1_000, 10)
+# the exit status Python gives a process whose standard streams cannot be flushed at exit
+FLUSH_FAILED_STATUS = 120
+
+_batch_ran = False  # a batch run took place since tune_for_throughput: the heap is not worth freeing
 
 
 def tune_for_throughput() -> None:
-    """Set the collector's thresholds to ``THRESHOLDS`` for this process."""
+    """Set the collector's thresholds to ``THRESHOLDS`` for this process (a command starting)."""
+    global _batch_ran
     gc.set_threshold(*THRESHOLDS)
+    _batch_ran = False
 
 
 @contextmanager
 def batch_run() -> Iterator[None]:
     """The collector's thresholds are ``BATCH_THRESHOLDS`` inside the block (a run that ends by itself, not a
-    server), and what they were before after it."""
+    server), and what they were before after it; ``end_process`` then ends the process without freeing its
+    heap."""
+    global _batch_ran
     before = gc.get_threshold()
     gc.set_threshold(*BATCH_THRESHOLDS)
     try:
         yield
     finally:
         gc.set_threshold(*before)
+        _batch_ran = True
+
+
+def end_process(code: object) -> NoReturn:
+    """End the process with ``code`` as ``SystemExit`` takes it (None: 0; a number; anything else is printed
+    to stderr and gives 1). After a batch run the standard streams are flushed and the process exits at once,
+    its heap left to the operating system; otherwise ``SystemExit`` is raised as usual."""
+    if not _batch_ran:
+        raise SystemExit(code)
+    if code is None:
+        status = 0
+    elif isinstance(code, int):
+        status = code
+    else:
+        sys.stderr.write(f"{code}\n")
+        status = 1
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            status = status or FLUSH_FAILED_STATUS
+    os._exit(status)

@@ -4,6 +4,8 @@ by itself, raises the middle generation's further."""
 from __future__ import annotations
 
 import gc
+import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -13,6 +15,24 @@ import pytest
 from berth.cli import main
 from berth.gc_policy import BATCH_THRESHOLDS, THRESHOLDS
 from berth.sim.engine import Simulation
+
+
+class _Exited(Exception):
+    """os._exit, caught: the process would have ended here with ``status``."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(status)
+        self.status = status
+
+
+def _catch_exit(monkeypatch: pytest.MonkeyPatch) -> None:
+    def fake_exit(status: int) -> None:
+        raise _Exited(status)
+
+    monkeypatch.setattr(os, "_exit", fake_exit)
+
+
+NODE = "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: '1', pods: '10'}}\n"
 
 
 def test_the_berth_command_sets_the_collector_thresholds(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -32,9 +52,8 @@ def test_berth_simulate_collects_the_middle_generation_rarely_while_it_runs(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     manifest = tmp_path / "node.yaml"
-    manifest.write_text(
-        "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: '1', pods: '10'}}\n"
-    )
+    manifest.write_text(NODE)
+    _catch_exit(monkeypatch)
     during: list[tuple[int, ...]] = []
     run = Simulation.run
 
@@ -46,11 +65,67 @@ def test_berth_simulate_collects_the_middle_generation_rarely_while_it_runs(
     before = gc.get_threshold()
     monkeypatch.setattr(sys, "argv", ["berth", "simulate", str(manifest), "-q"])
     try:
-        with pytest.raises(SystemExit) as done:
+        with pytest.raises(_Exited) as done:
             main()
-        assert done.value.code == 0
+        assert done.value.status == 0
         assert during == [(20_000, 1_000, 10)] and BATCH_THRESHOLDS == (20_000, 1_000, 10)
         assert gc.get_threshold() == THRESHOLDS  # the berth command's, again once the run is over
         assert "n1" in capsys.readouterr().out
     finally:
         gc.set_threshold(*before)
+
+
+def test_berth_simulate_ends_without_freeing_its_heap_once_its_output_is_flushed(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    manifest = tmp_path / "node.yaml"
+    manifest.write_text(NODE)
+    _catch_exit(monkeypatch)
+    flushed: list[str] = []
+    monkeypatch.setattr(sys.stdout, "flush", lambda: flushed.append("stdout"))
+    monkeypatch.setattr(sys, "argv", ["berth", "simulate", str(manifest), "-q", "-o", "json"])
+    before = gc.get_threshold()
+    try:
+        with pytest.raises(_Exited) as done:
+            main()
+    finally:
+        gc.set_threshold(*before)
+    assert done.value.status == 0
+    assert flushed and flushed[-1] == "stdout"  # flushed before the end
+    assert json.loads(capsys.readouterr().out)["items"][0]["metadata"]["name"] == "n1"
+
+
+def test_a_refused_berth_simulate_ends_at_once_with_status_2(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    manifest = tmp_path / "node.yaml"
+    manifest.write_text(NODE.replace("n1", "N_1"))
+    _catch_exit(monkeypatch)
+    monkeypatch.setattr(sys, "argv", ["berth", "simulate", str(manifest), "-q"])
+    before = gc.get_threshold()
+    try:
+        with pytest.raises(_Exited) as done:
+            main()
+    finally:
+        gc.set_threshold(*before)
+    assert done.value.status == 2
+    assert "N_1" in capsys.readouterr().err
+
+
+def test_a_command_after_a_batch_run_in_the_same_process_ends_the_usual_way(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    manifest = tmp_path / "node.yaml"
+    manifest.write_text(NODE)
+    _catch_exit(monkeypatch)
+    before = gc.get_threshold()
+    try:
+        monkeypatch.setattr(sys, "argv", ["berth", "simulate", str(manifest), "-q"])
+        with pytest.raises(_Exited):
+            main()
+        monkeypatch.setattr(sys, "argv", ["berth", "version"])
+        with pytest.raises(SystemExit) as done:
+            main()
+    finally:
+        gc.set_threshold(*before)
+    assert done.value.code == 0

@@ -114,3 +114,55 @@ def test_validated_create_skips_only_the_validation() -> None:
     with pytest.raises(Invalid):
         store.create(make_pod("bad").obj())
     assert [o["metadata"]["name"] for o in store.list(POD)[0]] == ["p1", "p2"]
+
+
+def test_an_owned_create_keeps_the_callers_dict_and_commits_it_as_a_copy_would_be() -> None:
+    store, twin = _store(), _store()
+    event = {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": "web-1.17", "namespace": "default"},
+        "reason": "Scheduled",
+        "message": "Successfully assigned default/web-1 to n1",
+    }
+    plain = twin.create(copy_object(event))
+    owned = store.create(event, validated=True, owned=True)
+    assert owned is event
+    assert owned == plain
+    assert store.get(("", "Event"), "default", "web-1.17") is event
+
+
+def test_the_recorder_hands_its_events_over_and_a_name_too_long_for_kube_is_still_refused() -> None:
+    from berth.store.events import EventRecorder
+
+    store = _store()
+    recorder = EventRecorder(store)
+    pod = store.create(make_pod("web-1").obj())
+    recorder.event(pod, "Normal", "Scheduled", "Successfully assigned default/web-1 to n1", action="Binding")
+    (ev,) = store.list(("", "Event"))[0]
+    assert ev["metadata"]["name"].startswith("web-1.") and int(ev["metadata"]["name"][6:], 16) > 0
+    assert ev["involvedObject"] == {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "name": "web-1",
+        "uid": pod["metadata"]["uid"],
+        "namespace": "default",
+    }
+    assert (ev["count"], ev["type"], ev["reportingComponent"]) == (1, "Normal", "default-scheduler")
+    long_pod = store.create(make_pod("p" * 253).obj())
+    with pytest.raises(Invalid) as refused:
+        recorder.event(long_pod, "Normal", "Scheduled", "x")
+    assert "must be no more than 253 characters" in str(refused.value)
+    assert len(store.list(("", "Event"))[0]) == 1
+
+
+def test_an_owned_status_write_keeps_the_callers_status_and_stores_what_a_copy_would() -> None:
+    store, twin = _store(), _store()
+    for s in (store, twin):
+        s.create(make_pod("web-1").obj())
+    stored = store.get(POD, "default", "web-1")
+    status = {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}
+    plain = twin.update_status({**twin.get(POD, "default", "web-1"), "status": copy_object(status)})
+    owned = store.update_status({**stored, "status": status}, owned=True)
+    assert owned["status"] is status
+    assert owned == plain

@@ -23,6 +23,7 @@ from berth.api.contracts import Store
 from berth.api.errors import NotFound
 from berth.api.wellknown import ANNOTATION_DURATION, ANNOTATION_EXIT_CODE, ANNOTATION_STARTUP, parse_duration
 from berth.clock import Clock
+from berth.store.handover import update_status_handed_over
 
 POD_KEY = ("", "Pod")
 NODE_KEY = ("", "Node")
@@ -170,7 +171,7 @@ class SimKubelet:
                 for c in (pod.get("spec") or {}).get("containers") or []
             ],
         )
-        self.store.update_status({**pod, "status": status})
+        update_status_handed_over(self.store, {**pod, "status": status})
 
     def _finish(self, ns: str, name: str, uid: str) -> None:
         pod = self._current(ns, name, uid)

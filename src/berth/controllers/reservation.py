@@ -148,7 +148,7 @@ class ReservationController:
                 if not owners:
                     del self._owners[old_r]
             old_name = self._names.get(old_r)
-            if old_name:
+            if old_name and previous is not None:
                 affected.append(old_name)
         spec = pod.get("spec") or {}
         node = spec.get("nodeName")
@@ -156,8 +156,6 @@ class ReservationController:
             allocated = parse_allocated(pod)
             if allocated is not None and allocated[0]:
                 r_name, r_uid = allocated
-                if r_name not in affected:
-                    affected.append(r_name)
                 waiting = ((self._reservations.get(r_name) or {}).get("status") or {}).get(
                     "phase"
                 ) == PHASE_WAITING
@@ -169,10 +167,15 @@ class ReservationController:
                         requests = previous.requests  # the very spec they were read from: the same requests
                     else:
                         requests = pod_requests(pod)
-                    self._owners.setdefault(r_uid, {})[pod_uid] = _Owner(
+                    owner = _Owner(
                         meta.get("namespace") or "default", meta["name"], pod_uid, node, requests, pod_spec
                     )
+                    self._owners.setdefault(r_uid, {})[pod_uid] = owner
                     self._pod_reservation[pod_uid] = r_uid
+                    if old_r == r_uid and owner == previous:
+                        return  # the same owner as before: nothing of its reservation's status changes
+                if r_name not in affected:
+                    affected.append(r_name)
         for r_name in affected:
             self._sync(r_name)
 

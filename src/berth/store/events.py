@@ -6,12 +6,16 @@ Repeated events of one object with the same type, reason and message update the 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from berth.api.contracts import Store
+from berth.store.handover import create_handed_over
 
 EVENT_KEY = ("", "Event")
+# a DNS-1123 subdomain (kube's rule for an Event's name) of at most 253 characters
+_EVENT_NAME = re.compile(r"(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 
 
 class EventRecorder:
@@ -110,5 +114,6 @@ class EventRecorder:
             "reportingComponent": component,
             "reportingInstance": component,
         }
-        self.store.create(ev)
+        # built here, and valid when its name is: handed over, neither copied nor validated again
+        create_handed_over(self.store, ev, validated=_EVENT_NAME.fullmatch(name) is not None)
         self._seen[key] = (ns, name, 1)

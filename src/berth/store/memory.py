@@ -506,7 +506,13 @@ class MemoryStore:
         return remove
 
     def create(
-        self, obj: Obj, *, keep_identity: bool = False, dry_run: bool = False, validated: bool = False
+        self,
+        obj: Obj,
+        *,
+        keep_identity: bool = False,
+        dry_run: bool = False,
+        validated: bool = False,
+        owned: bool = False,
     ) -> Obj:
         """Create an object and return the stored (immutable) version.
 
@@ -526,13 +532,16 @@ class MemoryStore:
 
         `validated`: the caller has validated `obj` itself (a manifest loader): the store does not validate it
         again (admission, the AlreadyExists check and everything else run as usual).
+
+        `owned`: the caller built `obj` for this write, shares none of its dicts and lists with anything, and
+        hands it over (an event recorder's Event): the store keeps it instead of a private copy.
         """
         dry_run = dry_run or self._dry_depth > 0
         if not isinstance(obj, Mapping):
             raise BadRequest("the object to create must be a JSON object")
         key = key_of(obj)
         info = self._info(key)
-        new = copy_object(obj)
+        new = obj if owned and type(obj) is dict else copy_object(obj)
         meta = new.get("metadata")
         if meta is None:
             meta = new["metadata"] = {}
@@ -704,12 +713,14 @@ class MemoryStore:
             return self._commit(DELETED, key, ns, name, new)
         return self._commit(MODIFIED, key, ns, name, new)
 
-    def update_status(self, obj: Obj, *, dry_run: bool = False) -> Obj:
+    def update_status(self, obj: Obj, *, dry_run: bool = False, owned: bool = False) -> Obj:
         """Replace only the status of an object (the status subresource); same concurrency rule as update.
 
         The rest of the object is kept as stored, except ``metadata.managedFields`` when `obj` carries that
         key (the API server's field manager records status writes there; an empty list or null removes it).
         `dry_run`: every check as a real write, the object as it would be stored returned, nothing committed.
+        `owned`: the caller built ``obj["status"]`` for this write from new dicts and lists and parts of the
+        stored object, and hands it over: the store keeps it instead of a private copy.
         """
         key, info, ns, name, old = self._stored_for_write(obj)
         if not info.has_status:
@@ -726,7 +737,7 @@ class MemoryStore:
             info,
             ns,
             old,
-            _copy_sharing(status, old.get("status")),
+            status if owned and type(status) is dict else _copy_sharing(status, old.get("status")),
             "status" in obj,
             dry_run or self._dry_depth > 0,
             managed,
