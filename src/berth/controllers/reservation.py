@@ -43,6 +43,7 @@ from berth.api.reservation import (
 )
 from berth.api.resources import pod_requests
 from berth.clock import Clock, Timer
+from berth.store.handover import update_status_handed_over
 
 __all__ = ["DEFAULT_GC_SECONDS", "ReservationController"]
 
@@ -92,6 +93,8 @@ class ReservationController:
         self._nodes: set[str] = set()
         self._expiry_timers: dict[str, tuple[float, Timer]] = {}
         self._gc_timers: dict[str, tuple[float, Timer]] = {}
+        # reservation uid -> (creationTimestamp, ttl, expires) and the deadline they give
+        self._deadlines: dict[str, tuple[tuple[object, ...], float | None]] = {}
 
     # ----- events -------------------------------------------------------------------------------
     def handle_event(self, type_: str, obj: Mapping[str, Any]) -> None:
@@ -110,6 +113,7 @@ class ReservationController:
             self._reservations.pop(name, None)
             uid = r["metadata"].get("uid", "")
             self._names.pop(uid, None)
+            self._deadlines.pop(uid, None)
             owners = self._owners.pop(uid, None)
             if owners:
                 for pod_uid in owners:
@@ -256,13 +260,23 @@ class ReservationController:
         status["conditions"] = conditions
 
     def _deadline(self, r: Mapping[str, Any]) -> float | None:
-        created = (r.get("metadata") or {}).get("creationTimestamp")
+        meta = r.get("metadata") or {}
+        created = meta.get("creationTimestamp")
         if not isinstance(created, str):
             return None
+        spec = r.get("spec") or {}
+        # all the deadline depends on: a sync of an unchanged reservation reads it back
+        fields = (created, spec.get("ttl"), spec.get("expires"))
+        uid = meta.get("uid", "")
+        known = self._deadlines.get(uid)
+        if known is not None and known[0] == fields:
+            return known[1]
         try:
-            return expiry(r, self._clock_time(created))
+            deadline = expiry(r, self._clock_time(created))
         except (InvalidObjectError, ValueError):
-            return None
+            deadline = None
+        self._deadlines[uid] = (fields, deadline)
+        return deadline
 
     def _node_exists(self, node: str) -> bool:
         if node in self._nodes:
@@ -309,7 +323,8 @@ class ReservationController:
 
     def _write(self, r: dict[str, Any], status: dict[str, Any]) -> None:
         try:
-            stored = self.store.update_status({**r, "status": status})
+            # the status is new dicts and lists and parts of the stored one, built for this write
+            stored = update_status_handed_over(self.store, {**r, "status": status})
         except NotFound:
             return
         name = stored["metadata"]["name"]
