@@ -65,6 +65,12 @@ class PodGCController:
     def _on_pod(self, type_: str, pod: Mapping[str, Any]) -> None:
         meta = pod["metadata"]
         key = (meta.get("namespace") or "default", meta["name"])
+        if type_ != "DELETED":
+            node = (pod.get("spec") or {}).get("nodeName")
+            if node and self._where.get(key) == node:
+                if node not in self._nodes:
+                    self._arm(node)
+                return  # still on the same node (e.g. a status write): nothing moves
         old = self._where.pop(key, None)
         if old is not None:
             bucket = self._pods.get(old)

@@ -363,6 +363,8 @@ class MigrationController:
         self._reconcile(name)
 
     def _on_pod(self, pod: Mapping[str, Any]) -> None:
+        if not self._by_pod and not self._waiting:
+            return  # no job names a pod and none waits: nothing to reconcile or arbitrate
         md = _meta(pod)
         names = self._by_pod.get((md.get("namespace") or "default", md.get("name") or ""))
         for name in sorted(names or ()):
