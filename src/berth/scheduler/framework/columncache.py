@@ -6,7 +6,9 @@ are computed over every row once, then only the rows the table reports as change
 (``NodeTable.rows_revalued_since``: pods added or removed, nodes updated) are recomputed; a few rows one
 by one, many as arrays, rows that moved all of them. Values computed while a cycle's overlays are added
 to the table are kept apart per set of overlays (their serials), so the table as seen with the nominated
-pods of the moment and the table without them each have their own columns.
+pods of the moment and the table without them each have their own columns. An overlay patched from cycle
+to cycle keeps its serial (its ``OverlayLineage``'s): its columns are kept too, and the rows whose deltas
+a patch changed are recomputed with those the table changed.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from berth.scheduler.framework.cycle_state import Overlay, OverlayLineage
 from berth.scheduler.framework.nodetable import NodeTable
 
 IntArray = npt.NDArray[np.int64]
@@ -30,8 +33,12 @@ ValuesFn = Callable[[NodeTable, int], tuple[Any, ...]]
 ONE_BY_ONE = 16
 
 
+# how far the log of an applied overlay's lineage had been read: (lineage, epoch, position)
+LineageMark = tuple[OverlayLineage, int, int]
+
+
 class _Entry:
-    __slots__ = ("columns", "epoch", "layout", "position", "table", "writable")
+    __slots__ = ("columns", "epoch", "layout", "lineages", "position", "table", "writable")
 
     def __init__(self, table: NodeTable, writable: Columns) -> None:
         self.table = table
@@ -40,6 +47,7 @@ class _Entry:
         self.layout = table.layout
         self.epoch = table.value_epoch
         self.position = len(table.value_log)
+        self.lineages = _lineage_marks(table.applied_overlays)
 
 
 class ColumnCache:
@@ -62,7 +70,8 @@ class ColumnCache:
         were not asked for often enough yet (compute the rows you need instead).
 
         ``compute`` and ``compute_one`` must agree: the first gives many rows, the second one row."""
-        full_key = (key, tuple(table.applied_overlays)) if table.applied_overlays else key
+        applied = table.applied_overlays
+        full_key = (key, tuple([ov.serial for ov in applied])) if applied else key
         entry = self._entries.get(full_key)
         if entry is None:
             if not self._used_enough(full_key):
@@ -76,6 +85,8 @@ class ColumnCache:
         changed: list[int] | None = None
         if entry.table is table and entry.layout == table.layout:
             changed = table.rows_revalued_since(entry.epoch, entry.position)
+            if changed is not None and entry.lineages:
+                changed = _with_lineage_changes(changed, entry.lineages)
         if changed is None or len(changed) > table.size // 8:
             entry.writable = tuple(_owned(c) for c in compute(table, None))
             entry.columns = _read_only_views(entry.writable)
@@ -85,6 +96,8 @@ class ColumnCache:
         entry.layout = table.layout
         entry.epoch = table.value_epoch
         entry.position = len(table.value_log)
+        if applied:
+            entry.lineages = _lineage_marks(applied)
         return entry.columns
 
     def values_at(
@@ -113,6 +126,25 @@ class ColumnCache:
         if len(self._uses) > 4 * self._capacity:
             self._uses.popitem(last=False)
         return False
+
+
+def _lineage_marks(applied: list[Overlay]) -> tuple[LineageMark, ...]:
+    """How far the logs of the lineages among ``applied`` have been read: to their ends."""
+    return tuple(
+        [(ov.lineage, ov.lineage.epoch, len(ov.lineage.log)) for ov in applied if ov.lineage is not None]
+    )
+
+
+def _with_lineage_changes(changed: list[int], marks: tuple[LineageMark, ...]) -> list[int] | None:
+    """``changed`` (rows the table changed) plus the rows the lineages changed since ``marks`` (None: a
+    lineage's log was cleared since, recompute everything)."""
+    for lineage, epoch, position in marks:
+        more = lineage.rows_changed_since(epoch, position)
+        if more is None:
+            return None
+        if more:
+            changed = changed + more
+    return changed
 
 
 def _update(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -15,6 +16,38 @@ Rows = npt.NDArray[np.int64]
 BINDING_ANNOTATIONS_KEY = "framework/binding-annotations"
 
 _serials = itertools.count(1)
+# a lineage's change log is cleared (its epoch bumped) when it grows past this many rows
+LINEAGE_LOG_LIMIT = 1_000_000
+
+
+class OverlayLineage:
+    """The successive versions of one overlay whose delta arrays are patched in place from cycle to cycle:
+    one ``serial`` for all of them, and the rows each patch changed.
+
+    Caches of values computed while a version is applied (see ColumnCache) remember how far they have read
+    the log and recompute only the rows changed since, instead of everything for every new version.
+    """
+
+    __slots__ = ("epoch", "log", "serial")
+
+    def __init__(self) -> None:
+        self.serial = next(_serials)
+        self.log: list[int] = []  # rows whose deltas changed, in order
+        self.epoch = 0  # bumped when the log is cleared; readers of an older epoch recompute everything
+
+    def record(self, rows: Iterable[int]) -> None:
+        """Note that the deltas of ``rows`` changed (for the next version handed out)."""
+        log = self.log
+        if len(log) >= LINEAGE_LOG_LIMIT:
+            log.clear()
+            self.epoch += 1
+        log.extend(rows)
+
+    def rows_changed_since(self, epoch: int, position: int) -> list[int] | None:
+        """Rows whose deltas changed after log ``position`` of ``epoch`` (None: too old, recompute all)."""
+        if epoch != self.epoch:
+            return None
+        return self.log[position:]
 
 
 class Overlay:
@@ -23,11 +56,14 @@ class Overlay:
     -1, taken) on single rows.
 
     Used to show a pod the cluster as it sees it (e.g. a reservation's remainder freed for its owner)
-    without copying the node table. An overlay's deltas never change once it is made: ``serial`` names
-    them for caches of values computed while the overlay is applied.
+    without copying the node table. An overlay's deltas never change once it is made, and ``serial`` names
+    them for caches of values computed while the overlay is applied; except for a version of a ``lineage``,
+    whose arrays are patched for the next version between cycles (never while applied): its serial is the
+    lineage's, and the lineage records the rows each patch changed.
     """
 
     __slots__ = (
+        "lineage",
         "nonzero_cpu",
         "nonzero_memory",
         "pods",
@@ -48,6 +84,7 @@ class Overlay:
         ports: list[tuple[int, tuple[tuple[str, str, int], ...]]] | None = None,
         *,
         ports_sign: int = 1,
+        lineage: OverlayLineage | None = None,
     ) -> None:
         self.rows = rows
         self.requested = requested
@@ -56,7 +93,8 @@ class Overlay:
         self.pods = pods
         self.ports = ports or []
         self.ports_sign = ports_sign  # 1: the ports are freed; -1: they are taken
-        self.serial = next(_serials)
+        self.lineage = lineage
+        self.serial = next(_serials) if lineage is None else lineage.serial
 
 
 class CycleState:

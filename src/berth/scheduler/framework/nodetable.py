@@ -75,8 +75,11 @@ class NodeTable:
         # overlays_applied); readers remember a position (see rows_revalued_since)
         self.value_log: list[int] = []
         self.value_epoch = 0
-        # serials of the cycle overlays currently added to the columns (see apply_overlay)
-        self.applied_overlays: list[int] = []
+        # the cycle overlays currently added to the columns, in order (see apply_overlay)
+        self.applied_overlays: list[Overlay] = []
+        # columns with a lineage overlay's version added, kept in step across cycles (see apply_overlay)
+        self._shadows: dict[int, _Shadow] = {}
+        self._installed: _Shadow | None = None  # the shadow whose columns the table shows now
         self._pods_versions: dict[str, int] = {}  # node name -> count of pod changes on it
         self.names: list[str] = []
         self.index: dict[str, int] = {}
@@ -157,6 +160,8 @@ class NodeTable:
         i = self.index.get(name)
         is_new = i is None
         if i is None:
+            if self._installed is not None:
+                self._materialize(keep=True)
             if self.size == self._cap:
                 self._grow()
             i = self.size
@@ -191,9 +196,12 @@ class NodeTable:
 
     def remove_node(self, name: str) -> None:
         """Drop the row of node ``name`` (rows after it move up by one)."""
-        i = self.index.pop(name, None)
+        i = self.index.get(name)
         if i is None:
             return
+        if self._installed is not None:
+            self._materialize(keep=True)
+        del self.index[name]
         last = self.size - 1
         for arrs in (self.allocatable, self.requested):
             for col in arrs.values():
@@ -295,6 +303,8 @@ class NodeTable:
         self.nonzero_cpu[i] += sign * pod.nonzero_cpu
         self.nonzero_memory[i] += sign * pod.nonzero_memory
         self.pod_count[i] += sign
+        if self._installed is not None:  # the shown columns are a shadow's: count on the table's own too
+            self._installed.account(i, pod, sign)
         self._log_change(i)
         if pod.host_ports:
             ports = self.ports[i]
@@ -307,43 +317,142 @@ class NodeTable:
         self.generation += 1
 
     def apply_overlay(self, overlays: list[Overlay], sign: int = 1) -> None:
-        """Add (sign 1) or take back (sign -1) a cycle's request deltas (see CycleState.overlay)."""
-        n = self.size
+        """Add (sign 1) or take back (sign -1) a cycle's request deltas (see CycleState.overlay).
+
+        A dense version of an overlay lineage added to a table without overlays is not added row by row:
+        the table shows instead columns that hold it (kept per lineage and brought up to date on the rows
+        the table or the lineage changed since), and shows its own columns again when it is taken back.
+        The values read are the same either way."""
         if sign > 0:
-            self.applied_overlays.extend(ov.serial for ov in overlays)
-        else:
             for ov in overlays:
-                self.applied_overlays.remove(ov.serial)
-        requested = self.requested
+                if (
+                    ov.lineage is not None
+                    and ov.rows is None
+                    and not self.applied_overlays
+                    and self._installed is None
+                ):
+                    self.applied_overlays.append(ov)
+                    self._install(ov)
+                    self._add_ports(ov, 1)
+                else:
+                    self.applied_overlays.append(ov)
+                    self._add(ov, 1)
+            return
+        installed = self._installed
+        shown_out = False
         for ov in overlays:
-            rows: Any = ov.rows if ov.rows is not None else slice(0, n)
-            if ov.rows is not None and len(ov.rows) == 1:
-                rows = int(ov.rows[0])  # one row: scalar updates are far cheaper than fancy indexing
-            pairs: list[tuple[IntArray | None, IntArray | None]] = [
-                (requested.get(r), delta) for r, delta in ov.requested.items()
-            ]
-            pairs += ((self.nonzero_cpu, ov.nonzero_cpu), (self.nonzero_memory, ov.nonzero_memory))
-            pairs.append((self.pod_count, ov.pods))
-            if isinstance(rows, int):
-                for column, delta in pairs:
-                    if column is not None and delta is not None:
-                        column[rows] += sign * int(delta[0])
-            elif sign > 0:
-                for column, delta in pairs:
-                    if column is not None and delta is not None:
-                        column[rows] += delta
+            self.applied_overlays.remove(ov)
+            if installed is not None and installed.overlay is ov:
+                shown_out = True  # the columns add commutatively: switch back once the others are off
+                self._add_ports(ov, -1)
             else:
-                for column, delta in pairs:
-                    if column is not None and delta is not None:
-                        column[rows] -= delta
-            for row, freed in ov.ports:
-                used = self.ports[row]
-                for port in freed:
-                    left = used.get(port, 0) - sign * ov.ports_sign
-                    if left > 0:
-                        used[port] = left
-                    else:
-                        used.pop(port, None)
+                self._add(ov, -1)
+        if shown_out:
+            if self.applied_overlays:
+                self._materialize(keep=False)
+            else:
+                self._show(None)
+
+    def _add(self, ov: Overlay, sign: int) -> None:
+        """Add (or take back) ``ov``'s deltas to the shown columns in place."""
+        n = self.size
+        requested = self.requested
+        rows: Any = ov.rows if ov.rows is not None else slice(0, n)
+        if ov.rows is not None and len(ov.rows) == 1:
+            rows = int(ov.rows[0])  # one row: scalar updates are far cheaper than fancy indexing
+        pairs: list[tuple[IntArray | None, IntArray | None]] = [
+            (requested.get(r), delta) for r, delta in ov.requested.items()
+        ]
+        pairs += ((self.nonzero_cpu, ov.nonzero_cpu), (self.nonzero_memory, ov.nonzero_memory))
+        pairs.append((self.pod_count, ov.pods))
+        if isinstance(rows, int):
+            for column, delta in pairs:
+                if column is not None and delta is not None:
+                    column[rows] += sign * int(delta[0])
+        elif sign > 0:
+            for column, delta in pairs:
+                if column is not None and delta is not None:
+                    column[rows] += delta
+        else:
+            for column, delta in pairs:
+                if column is not None and delta is not None:
+                    column[rows] -= delta
+        self._add_ports(ov, sign)
+
+    def _add_ports(self, ov: Overlay, sign: int) -> None:
+        for row, freed in ov.ports:
+            used = self.ports[row]
+            for port in freed:
+                left = used.get(port, 0) - sign * ov.ports_sign
+                if left > 0:
+                    used[port] = left
+                else:
+                    used.pop(port, None)
+
+    def _overlay_columns(self, ov: Overlay) -> list[tuple[str, IntArray, IntArray]]:
+        """(column name, the table's column, delta) for each column ``ov`` changes."""
+        out = [(r, self.requested[r], d) for r, d in ov.requested.items() if r in self.requested]
+        for name, col, d in (
+            (_NONZERO_CPU, self.nonzero_cpu, ov.nonzero_cpu),
+            (_NONZERO_MEMORY, self.nonzero_memory, ov.nonzero_memory),
+            (_POD_COUNT, self.pod_count, ov.pods),
+        ):
+            if d is not None:
+                out.append((name, col, d))
+        return out
+
+    def _install(self, ov: Overlay) -> None:
+        """Show the columns with ``ov`` (a dense version of a lineage) added, brought up to date."""
+        lineage = ov.lineage
+        assert lineage is not None
+        columns = self._overlay_columns(ov)
+        sh = self._shadows.get(lineage.serial)
+        if sh is None or not sh.fits(self, lineage, columns):
+            sh = _Shadow(self, ov, columns)
+            self._shadows.pop(lineage.serial, None)
+            if len(self._shadows) >= _SHADOWS:
+                del self._shadows[next(iter(self._shadows))]
+            self._shadows[lineage.serial] = sh
+        else:
+            changed = self.value_log[sh.value_pos :] + lineage.log[sh.log_pos :]
+            sh.update(changed, self.size)
+        sh.overlay = ov
+        sh.mark(self, lineage)
+        self._show(sh)
+
+    def _show(self, sh: _Shadow | None) -> None:
+        """Show ``sh``'s columns (None: the table's own)."""
+        switched = sh if sh is not None else self._installed
+        self._installed = sh
+        if switched is None:
+            return
+        for name, (own, shown, _) in switched.arrays.items():
+            col = own if sh is None else shown
+            if name == _NONZERO_CPU:
+                self.nonzero_cpu = col
+            elif name == _NONZERO_MEMORY:
+                self.nonzero_memory = col
+            elif name == _POD_COUNT:
+                self.pod_count = col
+            else:
+                self.requested[name] = col
+
+    def _materialize(self, *, keep: bool) -> None:
+        """Stop showing a shadow's columns while overlays are still applied: the table's own columns take
+        the shown values (with the shadow's overlay when ``keep``, else without it), and the shadow is
+        dropped."""
+        sh = self._installed
+        assert sh is not None
+        n = self.size
+        for own, shown, delta in sh.arrays.values():
+            if keep:
+                own[:] = shown
+            else:
+                np.subtract(shown[:n], delta[:n], out=own[:n])
+        self._show(None)
+        for serial, kept in list(self._shadows.items()):
+            if kept is sh:
+                del self._shadows[serial]
 
     # ----- views ---------------------------------------------------------------------------
     def info(self, i: int) -> NodeInfo:
@@ -355,6 +464,95 @@ class NodeTable:
 
     def __len__(self) -> int:
         return self.size
+
+
+_NONZERO_CPU = "\x00nonzero-cpu"
+_NONZERO_MEMORY = "\x00nonzero-memory"
+_POD_COUNT = "\x00pod-count"
+_SHADOWS = 4  # lineages whose shadow columns a table keeps
+
+
+class _Shadow:
+    """Copies of the columns a lineage overlay changes, with its current version added: for each column,
+    (the table's own array, the copy, the delta). Brought up to date on the rows changed since ``mark``."""
+
+    __slots__ = (
+        "arrays",
+        "cap",
+        "layout",
+        "lineage_epoch",
+        "log_pos",
+        "overlay",
+        "size",
+        "value_epoch",
+        "value_pos",
+    )
+
+    def __init__(self, table: NodeTable, ov: Overlay, columns: list[tuple[str, IntArray, IntArray]]) -> None:
+        n = table.size
+        self.arrays: dict[str, tuple[IntArray, IntArray, IntArray]] = {}
+        for name, own, delta in columns:
+            shown = own.copy()
+            shown[:n] += delta
+            self.arrays[name] = (own, shown, delta)
+        self.overlay = ov
+        self.cap = table._cap
+        self.layout = table.layout
+        self.size = n
+        self.value_epoch = self.value_pos = self.lineage_epoch = self.log_pos = 0
+
+    def fits(self, table: NodeTable, lineage: Any, columns: list[tuple[str, IntArray, IntArray]]) -> bool:
+        """Whether the copies line up with the table's columns and ``columns`` and can be brought up to
+        date from the logs."""
+        arrays = self.arrays
+        if (
+            self.layout != table.layout
+            or self.cap != table._cap
+            or self.size != table.size
+            or self.value_epoch != table.value_epoch
+            or self.lineage_epoch != lineage.epoch
+            or len(columns) != len(arrays)
+        ):
+            return False
+        for name, own, delta in columns:
+            kept = arrays.get(name)
+            if kept is None or kept[0] is not own or kept[2] is not delta:
+                return False
+        return True
+
+    def mark(self, table: NodeTable, lineage: Any) -> None:
+        """Remember how far the logs have been read."""
+        self.value_epoch = table.value_epoch
+        self.value_pos = len(table.value_log)
+        self.lineage_epoch = lineage.epoch
+        self.log_pos = len(lineage.log)
+
+    def update(self, rows: list[int], n: int) -> None:
+        """Recompute the copies on ``rows`` (many: on every row)."""
+        if not rows:
+            return
+        if len(rows) <= 16:
+            for row in set(rows):
+                for own, shown, delta in self.arrays.values():
+                    shown[row] = own[row] + delta[row]
+        else:
+            for own, shown, delta in self.arrays.values():
+                np.add(own[:n], delta[:n], out=shown[:n])
+
+    def account(self, i: int, pod: PodInfo, sign: int) -> None:
+        """Count ``pod`` on row ``i`` of the table's own columns (the copies are counted by the table)."""
+        arrays = self.arrays
+        for name, (own, _, _) in arrays.items():
+            if name == _NONZERO_CPU:
+                own[i] += sign * pod.nonzero_cpu
+            elif name == _NONZERO_MEMORY:
+                own[i] += sign * pod.nonzero_memory
+            elif name == _POD_COUNT:
+                own[i] += sign
+            else:
+                v = pod.requests.get(name)
+                if v:
+                    own[i] += sign * v
 
 
 class NodeInfo:

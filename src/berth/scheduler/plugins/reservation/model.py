@@ -212,6 +212,7 @@ class ReservationIndex:
         self.groups: list[OwnerMatcher] = []
         self.group_of: IntArray = np.zeros(0, dtype=np.int64)
         self.usable: BoolArray = np.zeros(0, dtype=np.bool_)
+        self.unusable = 0  # how many of ``usable`` are False
         self.available: BoolArray = np.zeros(0, dtype=np.bool_)  # Available, not consumed by allocateOnce
         self.unschedulable: BoolArray = np.zeros(0, dtype=np.bool_)
         self.by_name: dict[str, int] = {}
@@ -271,7 +272,10 @@ class ReservationIndex:
         for r, col in self.used.items():
             col[k] = used.get(r, 0)
             self.rem[r][k] = max(0, int(self.alloc[r][k]) - col[k])
-        self.usable[k] = info.available and not info.unschedulable
+        usable = info.available and not info.unschedulable
+        if usable != bool(self.usable[k]):
+            self.unusable += -1 if usable else 1
+        self.usable[k] = usable
         self.available[k] = info.available
         self.usage_log.append(k)
 
@@ -299,6 +303,7 @@ class ReservationIndex:
         self.available = np.fromiter((i.available for i in items), dtype=np.bool_, count=n)
         self.unschedulable = np.fromiter((i.unschedulable for i in items), dtype=np.bool_, count=n)
         self.usable = self.available & ~self.unschedulable
+        self.unusable = n - int(np.count_nonzero(self.usable))
         self.by_name = {i.name: k for k, i in enumerate(items)}
         self.has_taints = np.fromiter((bool(i.taints) for i in items), dtype=np.bool_, count=n)
         self.any_taints = bool(self.has_taints.any())

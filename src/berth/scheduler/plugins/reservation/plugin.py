@@ -30,7 +30,12 @@ from berth.api.reservation import (
 from berth.api.resources import pod_requests
 from berth.api.taints import Taint, Toleration
 from berth.scheduler.framework.config import ConfigError
-from berth.scheduler.framework.cycle_state import BINDING_ANNOTATIONS_KEY, CycleState, Overlay
+from berth.scheduler.framework.cycle_state import (
+    BINDING_ANNOTATIONS_KEY,
+    CycleState,
+    Overlay,
+    OverlayLineage,
+)
 from berth.scheduler.framework.nodetable import BoolArray, IntArray, NodeInfo, NodeTable
 from berth.scheduler.framework.plugin import (
     MAX_NODE_SCORE,
@@ -69,6 +74,8 @@ ERR_NO_FIT = "node(s) no reservation(s) to meet the requirements"
 MOST_PREFERRED_SCORE = 1000
 NOTE_LENGTH_LIMIT = 1024
 RESERVATION_KEY = ("scheduling.koordinator.sh", "Reservation")
+_NO_ROWS: IntArray = np.zeros(0, dtype=np.int64)
+_NO_ROWS.flags.writeable = False
 POD_KEY = ("", "Pod")
 
 
@@ -127,6 +134,7 @@ class _NominationCache:
         "fits",
         "index_epoch",
         "layout",
+        "lineage",
         "n",
         "node_version",
         "pods",
@@ -148,6 +156,7 @@ class _NominationCache:
         self.dense: dict[str, IntArray] | None = None
         self.pods: IntArray | None = None
         self.dense_all = False
+        self.lineage: OverlayLineage | None = None  # the versions of ``dense``: one per rebuild
         self.score_by_row: IntArray | None = None
 
     def valid_for(self, index: ReservationIndex, table: NodeTable) -> bool:
@@ -186,9 +195,9 @@ class _PodState:
     def __init__(self, affinity: ReservationAffinity | None) -> None:
         self.affinity = affinity
         self.detailed = bool(affinity is not None and affinity.name)
-        self.rows: IntArray = np.zeros(0, dtype=np.int64)  # sorted node rows whose nominee the pod fits
-        self.nominee_k: IntArray = np.zeros(0, dtype=np.int64)  # reservation index per row
-        self.matched_rows: IntArray = np.zeros(0, dtype=np.int64)
+        self.rows: IntArray = _NO_ROWS  # sorted node rows whose nominee the pod fits
+        self.nominee_k: IntArray = _NO_ROWS  # reservation index per row
+        self.matched_rows: IntArray = _NO_ROWS
         self.any_nominee = False
         # fast path: reservation index per node row and which reservations the pod fits
         self.dense_k: IntArray | None = None
@@ -510,13 +519,21 @@ class Reservation:
         index = self.index
         if not index.items:
             return np.zeros(0, dtype=np.int64)
-        group_ok = np.fromiter(
-            (g.matches(pod.obj) for g in index.groups), dtype=np.bool_, count=len(index.groups)
-        )
-        if not group_ok.any():
-            return np.zeros(0, dtype=np.int64)
-        if group_ok.all() and index.usable.all():
+        groups = index.groups
+        group_ok: BoolArray | None = None  # None: every owner group matches
+        if len(groups) == 1:
+            if not groups[0].matches(pod.obj):
+                return np.zeros(0, dtype=np.int64)
+        else:
+            group_ok = np.fromiter((g.matches(pod.obj) for g in groups), dtype=np.bool_, count=len(groups))
+            if not group_ok.any():
+                return np.zeros(0, dtype=np.int64)
+            if group_ok.all():
+                group_ok = None
+        if group_ok is None and index.unusable == 0:
             cand = index.all_k
+        elif group_ok is None:
+            cand = np.flatnonzero(index.usable)
         else:
             cand = np.flatnonzero(group_ok[index.group_of] & index.usable)
         if cand.size == 0:
@@ -737,27 +754,33 @@ class Reservation:
             matched_all = False
         ps.dense_k = index.k_of_row
         ps.dense_ok = ok
-        ps.any_nominee = bool(ok.any())
+        ps.any_nominee = bool(np.count_nonzero(ok))
         if not ps.any_nominee:
+            if changed is None or changed.size:
+                # the rows changed since are not patched in: the next pod of this shape rebuilds them
+                c.score_by_row = c.dense = None
             return
-        sel = index.all_k[ok]
+        patch = matched_all and c.dense_all and changed is not None
+        # the nominees (only read when something is rebuilt or orders count)
+        needed = index.any_order or not patch or c.score_by_row is None or c.dense is None
+        sel = index.all_k[ok] if needed else _NO_ROWS
         if index.any_order:
             ordered = index.order[sel]
             if (ordered > 0).any():
                 best = int(sel[int(np.argmin(np.where(ordered > 0, ordered, np.iinfo(np.int64).max)))])
                 ps.preferred_row = int(index.rows[best])
         # Score per row: the nominee's MostAllocated score, kept like the overlay
-        if c.score_by_row is None or not matched_all or not c.dense_all or changed is None:
+        if c.score_by_row is None or not patch:
             c.score_by_row = np.zeros(n, dtype=np.int64)
             c.score_by_row[index.rows[sel]] = self._scores(sel, req)
-        elif changed.size > 8:
+        elif changed is not None and changed.size > 8:
             c.score_by_row[index.rows[changed]] = np.where(ok[changed], self._scores(changed, req), 0)
-        else:
+        elif changed is not None:
             for k in changed.tolist():
                 c.score_by_row[int(index.rows[k])] = self._score_one(k, req) if ok[k] else 0
         ps.score_by_row = c.score_by_row
         # the dense overlay: rebuilt when the matched set differs, else patched where something changed
-        if c.dense is None or not matched_all or not c.dense_all or changed is None:
+        if c.dense is None or not patch:
             c.dense = {r: np.zeros(n, dtype=np.int64) for r in index.alloc if r != "pods"}
             c.pods = np.zeros(n, dtype=np.int64)
             rows = index.rows[sel]
@@ -765,15 +788,21 @@ class Reservation:
                 d[rows] = -index.remainder(r)[sel]
             c.pods[rows] = -1
             c.dense_all = matched_all
+            c.lineage = OverlayLineage()
         else:
-            assert c.pods is not None
+            assert c.pods is not None and c.lineage is not None and changed is not None
+            patched = []
             for k in changed.tolist():
                 row = int(index.rows[k])
+                patched.append(row)
                 good = bool(ok[k])
                 for r, d in c.dense.items():
                     d[row] = -int(index.rem[r][k]) if good else 0
                 c.pods[row] = -1 if good else 0
-        state.overlay.append(Overlay(None, c.dense, c.dense.get("cpu"), c.dense.get("memory"), c.pods))
+            c.lineage.record(patched)
+        state.overlay.append(
+            Overlay(None, c.dense, c.dense.get("cpu"), c.dense.get("memory"), c.pods, lineage=c.lineage)
+        )
 
     @staticmethod
     def _restricted_shortfall(info: ReservationInfo, req: Mapping[str, int], detailed: bool) -> list[str]:
