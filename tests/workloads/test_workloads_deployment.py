@@ -330,3 +330,17 @@ def test_controllers_coalesce_a_burst() -> None:
     assert writes == ["ADDED", "MODIFIED", "MODIFIED"]
     assert _rs(sim, f"web-{HASH}")["status"]["readyReplicas"] == 20
     assert sim.workloads.pending() == 0
+
+
+def test_an_orphan_created_after_its_replica_set_is_adopted_and_not_after_the_set_is_gone() -> None:
+    sim = start(make_node("n1").obj(), replica_set(replicas=1), until=1)
+    rs_uid = _rs(sim, "rs")["metadata"]["uid"]
+    sim.store.create(make_pod("stray").label(app="web").image("nginx").req(cpu="100m").obj())
+    advance(sim, 2)
+    stray = sim.store.get(POD, "default", "stray")
+    assert [r["uid"] for r in stray["metadata"].get("ownerReferences") or []] == [rs_uid]
+    sim.store.delete(RS, "default", "rs", propagation="Orphan")
+    advance(sim, 3)
+    sim.store.create(make_pod("late").label(app="web").image("nginx").req(cpu="100m").obj())
+    advance(sim, 4)
+    assert sim.store.get(POD, "default", "late")["metadata"].get("ownerReferences") is None

@@ -85,12 +85,16 @@ class WorkloadControllers:
         )
         self._timers = ReconcileTimers(clock, self._run, priority)
         self._selectors: dict[str, tuple[object, Selector | None]] = {}
+        # namespace -> names of its ReplicaSets (an orphan pod elsewhere has none to be adopted by)
+        self._rs_names: dict[str, set[str]] = {}
         for pod in store.list(POD_KEY)[0]:
             self.pods.upsert(pod)
         for key, kind in ((RS_KEY, "ReplicaSet"), (DEPLOYMENT_KEY, "Deployment")):
             for obj in store.list(key)[0]:
                 meta = obj["metadata"]
                 self._enqueue((kind, meta.get("namespace", ""), meta["name"]))
+                if kind == "ReplicaSet":
+                    self._rs_names.setdefault(meta.get("namespace", ""), set()).add(meta["name"])
 
     def _now(self) -> float:
         return self._epoch + self.clock.now()
@@ -141,7 +145,7 @@ class WorkloadControllers:
             if ref.get("kind") == "ReplicaSet":
                 self._enqueue(("ReplicaSet", ns, ref["name"]))
             return
-        if not is_pod_active(pod):
+        if not is_pod_active(pod) or not self._rs_names.get(ns):
             return
         labels = meta.get("labels") or {}
         for rs in self.store.list(RS_KEY, ns)[0]:
@@ -155,7 +159,11 @@ class WorkloadControllers:
         ref = controller_of(rs)
         if type_ == "DELETED":
             self._selectors.pop(meta.get("uid", ""), None)
+            names = self._rs_names.get(ns)
+            if names is not None:
+                names.discard(name)
         else:
+            self._rs_names.setdefault(ns, set()).add(name)
             self._enqueue(("ReplicaSet", ns, name))
         if ref is not None:
             if ref.get("kind") == "Deployment":
