@@ -166,12 +166,13 @@ def _check_unique_uids(plan: Any) -> None:
             seen[str(uid)] = who
 
 
-def _create_initial(sim: Any, plan: Any) -> Any:
+def _create_initial(sim: Any, plan: Any, *, hand_over: bool = False) -> Any:
     """Create the initial objects before anything runs; the plan left to run. Any object the API server
-    refuses exits 2, after one ``kubectl apply``-style line per refused object (nothing is run or printed)."""
+    refuses exits 2, after one ``kubectl apply``-style line per refused object (nothing is run or printed).
+    `hand_over`: the plan's initial objects are not used after (see `create_initial_objects`)."""
     from berth.sim.initial import create_initial_objects
 
-    refused, rest = create_initial_objects(sim.store, plan)
+    refused, rest = create_initial_objects(sim.store, plan, hand_over=hand_over)
     if refused:
         for line in refused:
             typer.echo(line, err=True)
@@ -251,7 +252,7 @@ def simulate(
         if policy is not None:
             sim.enable_descheduler(policy, every)
         t0 = time.perf_counter()
-        rest = _create_initial(sim, plan)
+        rest = _create_initial(sim, plan, hand_over=True)  # the plan's initial objects: read once, here
         progress = _progress(sim, rest, until_s, quiet)
         timeline = _timeline(sim, rest, until_s, sample_s) if report_html is not None else None
         try:

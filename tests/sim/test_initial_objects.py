@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from berth.api.manifest import Manifest
+from berth.api.manifest import Manifest, load_manifests
 from berth.sim.engine import Simulation
 from berth.sim.initial import create_initial_objects
 from berth.sim.scenario import Plan, Step, build_plan
@@ -186,3 +186,65 @@ def test_what_pod_admission_fills_in_passes_validation() -> None:
         stored = sim.store.create(pod, validated=True)
         validate_object(stored)
         assert stored["spec"]["priority"] in (-5, 1000)
+
+
+ALIASED = """\
+apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Node
+  metadata: {name: n}
+  status: {allocatable: {cpu: "4", memory: 4Gi, pods: "10"}}
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: a}
+  spec: &spec
+    containers: [{name: c, image: busybox, resources: {requests: {cpu: 100m}}}]
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: b}
+  spec: *spec
+"""
+
+
+def test_manifests_of_a_file_that_may_hold_an_alias_may_share_and_the_others_do_not(tmp_path: Any) -> None:
+    aliased, plain, listed = tmp_path / "a.yaml", tmp_path / "b.yaml", tmp_path / "c.json"
+    aliased.write_text(ALIASED)
+    plain.write_text(
+        ALIASED.replace("spec: &spec", "spec:").replace("spec: *spec", "spec: {containers: [{name: c}]}")
+    )
+    listed.write_text('{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "m"}}')
+    loaded = load_manifests([str(aliased), str(plain), str(listed)])
+    assert [(m.source, m.shares) for m in loaded] == [
+        (f"{aliased} items[0]", True),
+        (f"{aliased} items[1]", True),
+        (f"{aliased} items[2]", True),
+        (f"{plain} items[0]", False),
+        (f"{plain} items[1]", False),
+        (f"{plain} items[2]", False),
+        (str(listed), False),
+    ]
+    assert loaded[1].obj["spec"] is loaded[2].obj["spec"]  # what an alias makes
+    assert build_plan(loaded[3:]).steps[0].unshared
+    assert not build_plan(loaded).steps[0].unshared
+
+
+def test_handed_over_initial_objects_are_kept_by_the_store_unless_they_may_share(tmp_path: Any) -> None:
+    path = tmp_path / "a.yaml"
+    path.write_text(ALIASED)
+    for text, kept in ((ALIASED, False), (ALIASED.replace("spec: &spec", "spec:"), None)):
+        if kept is None:  # without the alias the second pod needs a spec of its own
+            text = text.replace("spec: *spec", "spec: {containers: [{name: c, image: busybox}]}")
+            kept = True
+        path.write_text(text)
+        plan = build_plan(load_manifests([str(path)]))
+        sim = Simulation()
+        refused, _ = create_initial_objects(sim.store, plan, hand_over=True)
+        assert refused == []
+        pod_a = sim.store.get(("", "Pod"), "default", "a")
+        assert (pod_a is plan.steps[0].create[1]) is kept
+        assert pod_a["spec"]["priority"] == 0 and pod_a["metadata"]["namespace"] == "default"
+        sim2 = Simulation()
+        create_initial_objects(sim2.store, build_plan(load_manifests([str(path)])))
+        assert sim2.store.get(("", "Pod"), "default", "a") == pod_a  # the same object as a copy would be

@@ -55,6 +55,8 @@ class Manifest:
 
     obj: dict[str, Any]
     source: str
+    shares: bool = False
+    """Some of its dicts or lists may also be another object's (its file may hold a YAML alias)."""
 
 
 ManifestCheck = Callable[[Sequence["Manifest"]], None]
@@ -140,6 +142,8 @@ def parse_manifest_text(text: str, path: str) -> list[Manifest]:
         if doc is None:
             continue
         _flatten(doc, f"{path}#{i}" if multi else path, out)
+    if not _is_json(text, path) and safeyaml.may_have_aliases(text):
+        out = [Manifest(m.obj, m.source, shares=True) for m in out]
     return out
 
 

@@ -134,6 +134,11 @@ def _check_size(node: yaml.Node) -> None:
             )
 
 
+def may_have_aliases(text: str) -> bool:
+    """Whether `text` may hold an alias (whose documents may then share dicts and lists); False is certain."""
+    return _MAY_HAVE_ALIAS.search(text) is not None
+
+
 def load_all(text: str | bytes) -> list[Any]:
     """Every document of `text`, each checked against the limits before it is constructed.
 

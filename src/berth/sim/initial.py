@@ -29,7 +29,9 @@ def refusal_line(source: str, error: StatusError) -> str:
     return f'Error from server ({error.reason}): error when creating "{source}": {error.message}'
 
 
-def create_initial_objects(store: MemoryStore, plan: Plan) -> tuple[list[str], Plan]:
+def create_initial_objects(
+    store: MemoryStore, plan: Plan, *, hand_over: bool = False
+) -> tuple[list[str], Plan]:
     """Create ``plan``'s initial objects in ``store`` now, in read order, as the API server admits them.
 
     Returns the refusals (one line per refused object, all of them; empty when every object was created) and
@@ -37,15 +39,19 @@ def create_initial_objects(store: MemoryStore, plan: Plan) -> tuple[list[str], P
     identity (uid, creationTimestamp), as when the run creates them. The initial objects are those of loaded
     manifests (`berth.api.manifest.load_manifests`), validated already: of the kinds in
     `ADMITTED_AS_VALIDATED`, the store does not validate them again.
+
+    `hand_over`: the caller does not use the plan's initial objects after (a run reading its manifests once):
+    when they share nothing (``Step.unshared``) the store keeps them instead of private copies.
     """
     step = plan.initial
     if step is None:
         return [], plan
     refused: list[str] = []
+    owned = hand_over and step.unshared
     for obj, source in zip(step.create, step.sources, strict=True):
         try:
             validated = (obj.get("apiVersion"), obj.get("kind")) in ADMITTED_AS_VALIDATED
-            store.create(obj, keep_identity=True, validated=validated)
+            store.create(obj, keep_identity=True, validated=validated, owned=owned)
         except StatusError as e:
             refused.append(refusal_line(source, e))
     return refused, Plan(plan.steps[1:], plan.until)

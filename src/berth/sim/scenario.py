@@ -52,7 +52,8 @@ class Step:
     """What happens at one virtual time.
 
     ``initial`` marks the step of the initial objects (the plain objects read beside Scenarios), whose
-    ``sources`` say where each object of ``create`` was read.
+    ``sources`` say where each object of ``create`` was read; ``unshared`` says that none of those objects
+    shares a dict or list with another object (none was read from a file that may hold a YAML alias).
     """
 
     at: float
@@ -64,6 +65,7 @@ class Step:
     uncordon: list[str] = field(default_factory=list)
     initial: bool = False
     sources: list[str] = field(default_factory=list)
+    unshared: bool = False
 
 
 @dataclass(slots=True)
@@ -299,7 +301,7 @@ def _scenario_steps(obj: Mapping[str, Any], source: str) -> tuple[list[Step], fl
 def build_plan(manifests: Sequence[Manifest]) -> Plan:
     """Turn loaded manifests (objects and Scenarios) into a time-ordered Plan: first the initial objects (the
     plain objects, in read order), then the Scenarios' steps in time order."""
-    initial = Step(0.0, initial=True)
+    initial = Step(0.0, initial=True, unshared=True)
     steps: list[Step] = []
     until: float | None = None
     for m in manifests:
@@ -311,5 +313,6 @@ def build_plan(manifests: Sequence[Manifest]) -> Plan:
         else:
             initial.create.append(m.obj)
             initial.sources.append(m.source)
+            initial.unshared = initial.unshared and not m.shares
     steps.sort(key=lambda s: s.at)  # stable: same-time steps keep their read order
     return Plan([initial, *steps] if initial.create else steps, until)
