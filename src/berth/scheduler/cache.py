@@ -7,7 +7,7 @@ or forgotten if binding fails.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +36,8 @@ class SchedulerCache:
         self.table = NodeTable()
         self._pods: dict[str, _PodState] = {}
         self._orphans: dict[str, dict[str, _PodState]] = {}  # node name → pods of a node not (yet) known
+        # state plugins keep once for the whole scheduler (shared by the profiles), by key (Handle.shared)
+        self.plugin_state: dict[Hashable, object] = {}
 
     # ----- nodes ---------------------------------------------------------------------------
     def set_node(self, node: Mapping[str, Any]) -> None:
@@ -105,20 +107,49 @@ class SchedulerCache:
         if st is not None:
             st.assumed = False
 
-    def set_pod(self, pod: PodInfo, node: str) -> None:
-        """A bound pod (added or updated) as the store reports it."""
+    def set_pod(self, pod: PodInfo, node: str) -> bool:
+        """A bound pod (added or updated) as the store reports it; whether the cache knew ``pod.uid``."""
         st = self._pods.get(pod.uid)
         if st is not None:
             if st.node == node:
+                i = self.table.index.get(node) if st.counted else None
+                if i is not None:  # the usual update: counted again on the same row
+                    self.table.remove_pod(i, st.info)
+                    st.info = pod
+                    st.assumed = False
+                    self.table.add_pod(i, pod)
+                    return True
                 self._uncount(st)
                 st.info = pod
                 st.assumed = False
                 self._count(st)
-                return
+                return True
             self._uncount(st)
+        known = st is not None
         st = _PodState(pod, node, False, False)
         self._pods[pod.uid] = st
         self._count(st)
+        return known
+
+    def resize_pod(
+        self, uid: str, node: str, requests: dict[str, int], nonzero_cpu: int, nonzero_memory: int
+    ) -> PodInfo | None:
+        """Change the requests of the pod ``uid`` known on ``node`` in place (counted anew on its row);
+        returns its PodInfo, or None (nothing done) when the cache holds no pod ``uid`` on ``node``."""
+        st = self._pods.get(uid)
+        if st is None or st.node != node:
+            return None
+        info = st.info
+        i = self.table.index.get(node) if st.counted else None
+        if i is not None:  # the usual case: counted again on the same row
+            self.table.remove_pod(i, info)
+            info.requests, info.nonzero_cpu, info.nonzero_memory = requests, nonzero_cpu, nonzero_memory
+            self.table.add_pod(i, info)
+        else:
+            self._uncount(st)
+            info.requests, info.nonzero_cpu, info.nonzero_memory = requests, nonzero_cpu, nonzero_memory
+            self._count(st)
+        return info
 
     def remove_pod(self, uid: str) -> PodInfo | None:
         """A pod is gone (deleted or terminal); returns what was counted."""

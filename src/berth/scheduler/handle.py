@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar, cast
 
 from berth.api.contracts import Recorder, Store
 from berth.clock import Clock
@@ -25,6 +25,8 @@ from berth.scheduler.nominator import Nominator
 from berth.scheduler.queue import SchedulingQueue
 from berth.scheduler.waiting import Waiting
 from berth.scheduler.whatif import WhatIf
+
+T = TypeVar("T")
 
 
 class HandleHost(Protocol):
@@ -106,14 +108,29 @@ class SchedulerHandle:
 
     def set_virtual_pod(self, pod: PodInfo, node_name: str) -> None:
         s = self._s
-        known = s.cache.pod(pod.uid) is not None
-        s.cache.set_pod(pod, node_name)
+        known = s.cache.set_pod(pod, node_name)
         s.queue.move_all("Pod", "Update" if known else "Add")
+
+    def resize_virtual_pod(
+        self, uid: str, node_name: str, requests: dict[str, int], nonzero_cpu: int, nonzero_memory: int
+    ) -> PodInfo | None:
+        s = self._s
+        pod = s.cache.resize_pod(uid, node_name, requests, nonzero_cpu, nonzero_memory)
+        if pod is not None:
+            s.queue.move_all("Pod", "Update")
+        return pod
 
     def remove_virtual_pod(self, uid: str) -> None:
         s = self._s
         if s.cache.remove_pod(uid) is not None:
             s.queue.move_all("Pod", "Delete")
+
+    def shared(self, key: Hashable, make: Callable[[], T]) -> T:
+        kept = self._s.cache.plugin_state
+        value = kept.get(key)
+        if value is None:
+            value = kept[key] = make()
+        return cast(T, value)
 
     def nominated_pods(self, node_name: str) -> list[PodInfo]:
         return list(self._s.nominator.on_node(node_name))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
@@ -23,6 +23,8 @@ from berth.scheduler.framework.status import Code, Status
 
 MAX_NODE_SCORE = 100
 MIN_NODE_SCORE = 0
+
+SharedT = TypeVar("SharedT")
 
 
 _ALL_PASS: dict[int, Verdicts] = {}
@@ -239,6 +241,20 @@ class Handle(Protocol):
 
     def remove_virtual_pod(self, uid: str) -> None:
         """Stop counting the pseudo pod ``uid`` (its resources return to the node)."""
+        ...
+
+    def resize_virtual_pod(
+        self, uid: str, node_name: str, requests: dict[str, int], nonzero_cpu: int, nonzero_memory: int
+    ) -> PodInfo | None:
+        """Give the pseudo pod ``uid`` counted on ``node_name`` new requests, counted in their place (as
+        ``set_virtual_pod`` with a copy that differs only in them, without the copy: the counted PodInfo is
+        changed and returned); None, doing nothing, when no pod ``uid`` is counted on ``node_name``."""
+        ...
+
+    def shared(self, key: Hashable, make: Callable[[], SharedT]) -> SharedT:
+        """The object kept under ``key`` for the whole scheduler, made by ``make`` when first asked for: the
+        plugins of every profile that ask with an equal key get the same one (state kept once per scheduler,
+        as Koordinator's plugins share the scheduler's caches across profiles)."""
         ...
 
     def nominated_pods(self, node_name: str) -> list[PodInfo]:

@@ -180,22 +180,26 @@ class ReservationInfo:
                 out[r] = out.get(r, 0) + v
         return out
 
-    def remainder(self) -> dict[str, int]:
-        """Reserved but not yet allocated, per resource (never negative)."""
-        used = self.allocated()
+    def remainder(self, allocated: Mapping[str, int] | None = None) -> dict[str, int]:
+        """Reserved but not yet allocated, per resource (never negative); ``allocated`` if given is
+        ``allocated()``."""
+        used = self.allocated() if allocated is None else allocated
         return {r: max(0, v - used.get(r, 0)) for r, v in self.allocatable.items()}
 
     def masked(self, requests: Mapping[str, int]) -> dict[str, int]:
         """``requests`` limited to the resources this reservation holds."""
         return {r: v for r, v in requests.items() if r in self.allocatable and v}
 
-    def virtual_pod(self) -> PodInfo:
-        """The pod that holds the remainder on the node."""
-        rem = self.remainder()
+    def held(self, allocated: Mapping[str, int] | None = None) -> tuple[dict[str, int], int, int]:
+        """What the virtual pod requests: (requests, non-zero cpu, non-zero memory) of the remainder
+        (``allocated`` if given is ``allocated()``)."""
+        rem = self.remainder(allocated)
+        return {r: v for r, v in rem.items() if v and r != "pods"}, rem.get("cpu", 0), rem.get("memory", 0)
+
+    def virtual_pod(self, allocated: Mapping[str, int] | None = None) -> PodInfo:
+        """The pod that holds the remainder on the node (``allocated`` if given is ``allocated()``)."""
         pod = self.reserve_pod.copy()
-        pod.requests = {r: v for r, v in rem.items() if v and r != "pods"}
-        pod.nonzero_cpu = rem.get("cpu", 0)
-        pod.nonzero_memory = rem.get("memory", 0)
+        pod.requests, pod.nonzero_cpu, pod.nonzero_memory = self.held(allocated)
         pod.extra["reservation"] = self.obj
         return pod
 
@@ -261,22 +265,27 @@ class ReservationIndex:
         """Nodes whose reservations a new reservation with ``policy`` may not join."""
         return self._nodes_with[1 if policy == "" else 0]
 
-    def update_usage(self, info: ReservationInfo) -> None:
-        """Refresh one reservation's allocated amounts (and usability) in place."""
+    def update_usage(self, info: ReservationInfo, allocated: Mapping[str, int] | None = None) -> None:
+        """Refresh one reservation's allocated amounts (and usability) in place (``allocated`` if given is
+        ``info.allocated()``)."""
         if self._dirty:
             return
         k = self.position.get(info.uid)
         if k is None:
             return
-        used = info.allocated()
+        used = info.allocated() if allocated is None else allocated
+        rem, alloc = self.rem, self.alloc
         for r, col in self.used.items():
-            col[k] = used.get(r, 0)
-            self.rem[r][k] = max(0, int(self.alloc[r][k]) - col[k])
-        usable = info.available and not info.unschedulable
+            v = used.get(r, 0)
+            col[k] = v
+            a = int(alloc[r][k])
+            rem[r][k] = a - v if a > v else 0
+        available = info.available
+        usable = available and not info.unschedulable
         if usable != bool(self.usable[k]):
             self.unusable += -1 if usable else 1
-        self.usable[k] = usable
-        self.available[k] = info.available
+            self.usable[k] = usable
+        self.available[k] = available
         self.usage_log.append(k)
 
     def ensure(self, table: NodeTable) -> None:
@@ -348,3 +357,26 @@ class ReservationIndex:
         if out is None:
             out = self._node_alloc[r] = table.alloc(r)[self.rows]
         return out
+
+
+class SharedReservations:
+    """What the Reservation plugins of one scheduler keep once for all its profiles, as Koordinator's
+    reservation cache: the tracked reservations with their owners and usage (the index; their virtual pods
+    are on the scheduler's node table), and the one plugin instance that follows the events for them.
+
+    The instances that share it keep per profile only what is theirs: the Pending reservations they
+    schedule and their nomination caches (read against ``index.epoch`` and ``index.usage_log``).
+    """
+
+    __slots__ = ("follower", "index")
+
+    def __init__(self) -> None:
+        self.index = ReservationIndex()
+        self.follower: object | None = None
+
+    def claim(self, plugin: object) -> bool:
+        """Whether ``plugin`` (the first instance to ask) is the one that applies the reservation and pod
+        events to the shared state; the others see its result and apply none."""
+        if self.follower is None:
+            self.follower = plugin
+        return self.follower is plugin

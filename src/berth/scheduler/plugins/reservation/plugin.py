@@ -62,6 +62,7 @@ from berth.scheduler.plugins.reservation.model import (
     RESERVATION_KIND,
     ReservationIndex,
     ReservationInfo,
+    SharedReservations,
     reserve_pod_info,
 )
 
@@ -230,7 +231,14 @@ class Reservation:
         self.args = ReservationArgs.parse(args)
         self.handle = handle
         self.profile = str(getattr(handle, "profile_name", "default-scheduler"))
-        self.index = ReservationIndex()
+        # the reservations, their owners and usage (and so their virtual pods) are kept once per scheduler
+        # by the instances of equal args (none of which the state depends on today: a conservative key)
+        shared = getattr(handle, "shared", None)  # (test stand-ins of the handle may lack it)
+        self.shared = (
+            shared((NAME, self.args), SharedReservations) if shared is not None else SharedReservations()
+        )
+        self.follows_events = self.shared.claim(self)
+        self.index = self.shared.index
         self._nomination_cache: dict[tuple[tuple[str, int], ...], _NominationCache] = {}
         self.pending: dict[str, Mapping[str, Any]] = {}  # uid -> Pending reservation of this profile
         handle.register_pseudo_kind(RESERVATION_KIND, self)
@@ -241,10 +249,11 @@ class Reservation:
         return (RESERVATION_KIND, "Pod")
 
     def on_object_event(self, type_: str, obj: Mapping[str, Any]) -> None:
-        """Track reservations and their owners."""
+        """Track reservations and their owners (the shared state through one instance only; each instance
+        its profile's Pending reservations)."""
         if obj.get("kind") == RESERVATION_KIND:
             self._on_reservation(type_, obj)
-        else:
+        elif self.follows_events:
             self._on_pod(type_, obj)
 
     def _on_reservation(self, type_: str, obj: Mapping[str, Any]) -> None:
@@ -256,6 +265,8 @@ class Reservation:
         if type_ == "DELETED" or phase in ("Succeeded", "Failed"):
             self.pending.pop(uid, None)
             self.handle.dequeue(uid)
+            if not self.follows_events:
+                return
             gone = infos.pop(uid, None)
             if gone is not None:
                 self.index.count_policy(gone, -1)
@@ -265,6 +276,8 @@ class Reservation:
         if phase in ("Available", "Waiting") and node:
             self.pending.pop(uid, None)
             self.handle.dequeue(uid)
+            if not self.follows_events:
+                return
             info = infos.get(uid)
             if info is None:
                 info = infos[uid] = ReservationInfo(obj)
@@ -325,8 +338,16 @@ class Reservation:
                 info.owners[p.uid] = info.masked(p.requests)
 
     def _usage_changed(self, info: ReservationInfo) -> None:
-        self.index.update_usage(info)
-        self.handle.set_virtual_pod(info.virtual_pod(), info.node)
+        """The owners of ``info`` changed: its usage in the index and its virtual pod's requests (changed in
+        place; a new virtual pod only if none is counted for it on its node)."""
+        allocated = info.allocated()
+        self.index.update_usage(info, allocated)
+        requests, nonzero_cpu, nonzero_memory = info.held(allocated)
+        pod = self.handle.resize_virtual_pod(info.uid, info.node, requests, nonzero_cpu, nonzero_memory)
+        if pod is None:
+            self.handle.set_virtual_pod(info.virtual_pod(allocated), info.node)
+        else:
+            pod.extra["reservation"] = info.obj
 
     # ----- reserve pods (PseudoPodSource) ----------------------------------------------------
     def bind_pseudo(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
