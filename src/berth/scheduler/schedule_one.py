@@ -393,7 +393,7 @@ class SchedulingCycle:
 
     def _select(self, total: IntArray) -> int:
         """Index of the highest total; ties broken uniformly with the seeded RNG."""
-        best = int(total.max())
+        best = total[total.argmax()]  # as total.max(), without numpy's Python-level reduction wrapper
         ties = (total == best).nonzero()[0]
         if ties.size == 1:
             return int(ties[0])

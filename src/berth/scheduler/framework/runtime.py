@@ -142,7 +142,7 @@ class DryRunPlan:
             if is_arithmetic:
                 arithmetic.append(p)
                 continue
-            if not undecided.any():
+            if not np.count_nonzero(undecided):
                 continue
             if not isinstance(p, BatchFilterPlugin):
                 # a per-node-only static filter: the remaining rows are settled row by row (remembered)
@@ -350,7 +350,7 @@ class Framework:
                 if not v.statuses:
                     continue  # a verdict without statuses has no failed row
                 failed = alive & ~v.passed
-                if not failed.any():
+                if not np.count_nonzero(failed):
                     continue
                 base = len(statuses)
                 statuses.extend(self._attributed(p.name, v.statuses))

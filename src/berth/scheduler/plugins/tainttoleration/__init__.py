@@ -60,7 +60,7 @@ class TaintToleration(NodeObjectFilter, DefaultNormalizeScore):
     def filter_nodes(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Verdicts:
         """Batched form: evaluated once per distinct taint list."""
         n = table.size
-        if not table.has_taints[:n].any():
+        if not np.count_nonzero(table.has_taints[:n]):
             return Verdicts.all_pass(n)
         groups = self._groups.get(table)
         ok = np.ones(len(groups.taints), dtype=np.bool_)
@@ -102,7 +102,7 @@ class TaintToleration(NodeObjectFilter, DefaultNormalizeScore):
 
     def score_nodes(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: IntArray) -> IntArray:
         """Batched form over rows ``idx``."""
-        if not table.has_taints[: table.size].any():
+        if not np.count_nonzero(table.has_taints[: table.size]):
             return np.zeros(len(idx), dtype=np.int64)
         groups = self._groups.get(table)
         tolerations = self._tolerations(state, pod)
@@ -116,7 +116,7 @@ class TaintToleration(NodeObjectFilter, DefaultNormalizeScore):
 
     def uniform_score(self, state: CycleState, pod: PodInfo, table: NodeTable) -> bool:
         """No node has a taint: every node scores 0 raw, 100 normalised."""
-        return not table.has_taints[: table.size].any()
+        return not np.count_nonzero(table.has_taints[: table.size])
 
 
 new = no_args(TaintToleration)
