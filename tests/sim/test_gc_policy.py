@@ -32,6 +32,18 @@ def _catch_exit(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(os, "_exit", fake_exit)
 
 
+def _run_main(monkeypatch: pytest.MonkeyPatch, *argv: str) -> _Exited:
+    """Run the berth command with ``argv`` in this process; how it would have ended the process."""
+    monkeypatch.setattr(sys, "argv", ["berth", *argv])
+    before = gc.get_threshold()
+    try:
+        with pytest.raises(_Exited) as done:
+            main()
+    finally:
+        gc.set_threshold(*before)
+    return done.value
+
+
 NODE = "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: '1', pods: '10'}}\n"
 
 
@@ -100,14 +112,8 @@ def test_berth_simulate_ends_without_freeing_its_heap_once_its_output_is_flushed
     _catch_exit(monkeypatch)
     flushed: list[str] = []
     monkeypatch.setattr(sys.stdout, "flush", lambda: flushed.append("stdout"))
-    monkeypatch.setattr(sys, "argv", ["berth", "simulate", str(manifest), "-q", "-o", "json"])
-    before = gc.get_threshold()
-    try:
-        with pytest.raises(_Exited) as done:
-            main()
-    finally:
-        gc.set_threshold(*before)
-    assert done.value.status == 0
+    done = _run_main(monkeypatch, "simulate", str(manifest), "-q", "-o", "json")
+    assert done.status == 0
     assert flushed and flushed[-1] == "stdout"  # flushed before the end
     assert json.loads(capsys.readouterr().out)["items"][0]["metadata"]["name"] == "n1"
 
@@ -118,14 +124,8 @@ def test_a_refused_berth_simulate_ends_at_once_with_status_2(
     manifest = tmp_path / "node.yaml"
     manifest.write_text(NODE.replace("n1", "N_1"))
     _catch_exit(monkeypatch)
-    monkeypatch.setattr(sys, "argv", ["berth", "simulate", str(manifest), "-q"])
-    before = gc.get_threshold()
-    try:
-        with pytest.raises(_Exited) as done:
-            main()
-    finally:
-        gc.set_threshold(*before)
-    assert done.value.status == 2
+    done = _run_main(monkeypatch, "simulate", str(manifest), "-q")
+    assert done.status == 2
     assert "N_1" in capsys.readouterr().err
 
 

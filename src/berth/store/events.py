@@ -6,16 +6,14 @@ Repeated events of one object with the same type, reason and message update the 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
 from berth.api.contracts import Store
+from berth.api.names import dns1123_subdomain_errors
 from berth.store.handover import create_handed_over
 
 EVENT_KEY = ("", "Event")
-# a DNS-1123 subdomain (kube's rule for an Event's name) of at most 253 characters
-_EVENT_NAME = re.compile(r"(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 
 
 class EventRecorder:
@@ -115,5 +113,5 @@ class EventRecorder:
             "reportingInstance": component,
         }
         # built here, and valid when its name is: handed over, neither copied nor validated again
-        create_handed_over(self.store, ev, validated=_EVENT_NAME.fullmatch(name) is not None)
+        create_handed_over(self.store, ev, validated=not dns1123_subdomain_errors(name))
         self._seen[key] = (ns, name, 1)
