@@ -5,7 +5,13 @@ from typing import Any
 import pytest
 
 from berth.api.errors import InvalidObjectError
-from berth.api.resources import container_ports, node_allocatable, pod_nonzero_requests, pod_requests
+from berth.api.resources import (
+    container_ports,
+    node_allocatable,
+    pod_nonzero_requests,
+    pod_requests,
+    pod_requests_and_nonzero,
+)
 from builders import make_pod
 
 MI = 1 << 20
@@ -142,6 +148,8 @@ def c(
 def test_pod_requests(p: dict[str, Any], requests: dict[str, int], nonzero: tuple[int, int]) -> None:
     assert pod_requests(p) == requests
     assert pod_nonzero_requests(p) == nonzero
+    # both at once (a pod without init containers or overhead takes a shorter path): the same answers
+    assert pod_requests_and_nonzero(p) == (requests, nonzero)
 
 
 @pytest.mark.parametrize(
@@ -168,6 +176,9 @@ def test_pod_requests(p: dict[str, Any], requests: dict[str, int], nonzero: tupl
 def test_pod_requests_errors(p: dict[str, Any], message: str) -> None:
     with pytest.raises(InvalidObjectError) as info:
         pod_requests(p)
+    assert str(info.value) == message
+    with pytest.raises(InvalidObjectError) as info:
+        pod_requests_and_nonzero(p)
     assert str(info.value) == message
 
 

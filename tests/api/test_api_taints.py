@@ -63,6 +63,21 @@ def test_parse() -> None:
     assert parse_taints(None) == () and parse_tolerations([]) == ()
 
 
+def test_parse_tolerations_reuses_equal_lists_only() -> None:
+    first = [{"key": "b", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 30}]
+    again = [{"key": "b", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 30}]
+    assert parse_tolerations(again) is parse_tolerations(first)
+    # equal in Python (True == 1, 30.0 == 30) but not the same field values: each read as it is
+    assert parse_tolerations([{"key": "a", "value": 1}]) == (Toleration("a", "", "1", "", None),)
+    assert parse_tolerations([{"key": "a", "value": True}]) == (Toleration("a", "", "True", "", None),)
+    assert parse_tolerations([{"key": "a", "value": "x", "tolerationSeconds": 30.0}]) == (
+        Toleration("a", "", "x", "", 30),
+    )
+    assert parse_tolerations([{"key": "a", "value": "y", "effect": "NoSchedule"}]) == (
+        Toleration("a", "", "y", "NoSchedule", None),
+    )
+
+
 def test_find_untolerated() -> None:
     taints = (Taint("a", "", "PreferNoSchedule"), Taint("b", "", "NoSchedule"), Taint("c", "", "NoExecute"))
     hard = frozenset({"NoSchedule", "NoExecute"})

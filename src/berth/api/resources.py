@@ -173,8 +173,20 @@ def _nonzero(total: Mapping[str, int]) -> tuple[int, int]:
 
 def pod_requests_and_nonzero(pod: Mapping[str, Any]) -> tuple[dict[str, int], tuple[int, int]]:
     """`pod_requests` and `pod_nonzero_requests` at once (the containers are read once)."""
-    parsed = _parse(pod)
-    return _amounts(_aggregate(parsed, False)), _nonzero(_aggregate(parsed, True))
+    spec = pod.get("spec") or {}
+    if spec.get("initContainers") or spec.get("overhead"):
+        parsed = _parse(pod)
+        return _amounts(_aggregate(parsed, False)), _nonzero(_aggregate(parsed, True))
+    # the common pod: its containers' sums, and the same sums with the missing cpu/memory defaults
+    total: dict[str, int] = {}
+    cpu = memory = 0
+    for i, c in enumerate(spec.get("containers") or ()):
+        reqs = _container_requests(pod, "spec.containers", i, c)
+        for k, v in reqs.items():
+            total[k] = total.get(k, 0) + v
+        cpu += reqs.get("cpu", _DEFAULT_CPU_NANO)
+        memory += reqs.get("memory", _DEFAULT_MEM_NANO)
+    return _amounts(total), (_to_amount("cpu", cpu), _to_amount("memory", memory))
 
 
 def node_allocatable(node: Mapping[str, Any]) -> dict[str, int]:

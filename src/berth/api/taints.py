@@ -81,10 +81,42 @@ def parse_taints(items: list[dict[str, Any]] | None) -> tuple[Taint, ...]:
     return tuple(Taint(_str(t, "key"), _str(t, "value"), _str(t, "effect")) for t in items)
 
 
+_TOLERATIONS_SEEN: dict[tuple[tuple[tuple[str, Any], ...], ...], tuple[Toleration, ...]] = {}
+"""Tolerations built before, by their items' fields (many pods carry the same few lists)."""
+
+
+def _tolerations_key(items: list[dict[str, Any]]) -> tuple[tuple[tuple[str, Any], ...], ...] | None:
+    """The items' fields in order, when every value is a plain string or integer (then equal keys mean equal
+    tolerations); None otherwise (built afresh)."""
+    parts = []
+    for t in items:
+        if type(t) is not dict:
+            return None
+        for v in t.values():
+            tv = type(v)
+            if tv is not str and tv is not int:
+                return None
+        parts.append(tuple(t.items()))
+    return tuple(parts)
+
+
 def parse_tolerations(items: list[dict[str, Any]] | None) -> tuple[Toleration, ...]:
     """Build tolerations from ``pod.spec.tolerations`` (missing strings read as ``""``)."""
     if not items:
         return ()
+    key = _tolerations_key(items)
+    if key is None:
+        return _build_tolerations(items)
+    out = _TOLERATIONS_SEEN.get(key)
+    if out is None:
+        out = _build_tolerations(items)
+        if len(_TOLERATIONS_SEEN) >= 1024:
+            _TOLERATIONS_SEEN.clear()
+        _TOLERATIONS_SEEN[key] = out
+    return out
+
+
+def _build_tolerations(items: list[dict[str, Any]]) -> tuple[Toleration, ...]:
     out = []
     for t in items:
         seconds = t.get("tolerationSeconds")
