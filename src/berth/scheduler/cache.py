@@ -101,11 +101,24 @@ class SchedulerCache:
         st = self._pods.get(uid)
         return st is not None and st.assumed
 
-    def confirm(self, uid: str) -> None:
-        """The store reports the assumed pod ``uid`` bound: it is no longer merely assumed."""
+    def refresh_counted(self, uid: str, node: str, obj: Mapping[str, Any]) -> PodInfo | None:
+        """The store reports pod ``uid`` bound to ``node`` as ``obj``. When the cache counts it there already as
+        it is (its own assumed binding, now confirmed, or a write that changed neither spec nor labels): the
+        counted PodInfo, now holding ``obj``; else None (nothing changed: the caller sets the pod anew)."""
         st = self._pods.get(uid)
-        if st is not None:
-            st.assumed = False
+        if st is None or st.node != node:
+            return None
+        info = st.info
+        if not st.assumed:
+            old = info.obj
+            old_spec, spec = old.get("spec"), obj.get("spec")
+            if old_spec is not spec and old_spec != spec:
+                return None
+            if (old.get("metadata") or {}).get("labels") != (obj.get("metadata") or {}).get("labels"):
+                return None
+        info.obj = obj
+        st.assumed = False
+        return info
 
     def set_pod(self, pod: PodInfo, node: str) -> bool:
         """A bound pod (added or updated) as the store reports it; whether the cache knew ``pod.uid``."""

@@ -102,6 +102,7 @@ class SchedulingCycle:
         self._twins = twins
         self._binding = binding
         self.next_start = 0  # kube's nextStartNodeIndex: where the next search for feasible nodes begins
+        self._every_row: np.ndarray[Any, Any] = _read_only(np.ones(0, dtype=np.bool_))
         # traces of chosen pods' attempts (berth explain); profiles with the SchedulingResults marker
         # plugin get every attempt written on the pod as kube-scheduler-simulator annotations
         self.tracer: Tracer | None = None
@@ -220,7 +221,9 @@ class SchedulingCycle:
                 if i is not None:
                     candidates[i] = True
         else:
-            candidates = np.ones(n, dtype=np.bool_)
+            candidates = self._every_row
+            if candidates.size != n:
+                candidates = self._every_row = _read_only(np.ones(n, dtype=np.bool_))
         if self.nominator:
             add_nominated(state, self.nominator.overlay_for(pod, table))
         overlay = state.overlay
@@ -430,3 +433,9 @@ class SchedulingCycle:
             return
         self.queue.done(pod.uid)
         self._binding.bind(fw, qp, state, pod, node, cycle, started)
+
+
+def _read_only(a: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """``a``, made read-only (shared from cycle to cycle)."""
+    a.flags.writeable = False
+    return a

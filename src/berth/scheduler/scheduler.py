@@ -276,24 +276,12 @@ class Scheduler:
             return
         if node:
             self.queue.delete(uid)
-            old = self.cache.pod(uid)
-            if (
-                old is not None
-                and self.cache.node_of(uid) == node
-                and (
-                    self.cache.is_assumed(uid)  # our own binding confirmed: only nodeName/status changed
-                    or (
-                        old.obj.get("spec") == pod.get("spec")
-                        and (old.obj.get("metadata") or {}).get("labels") == meta.get("labels")
-                    )
-                )
-            ):
-                old.obj = pod
-                self.cache.confirm(uid)
-                self._assigned_pod_added(old)
+            counted = self.cache.refresh_counted(uid, node, pod)
+            if counted is not None:
+                self._assigned_pod_added(counted)
                 return
-            self.cache.set_pod(PodInfo(pod), node)
-            self.queue.move_all("Pod", "Add" if old is None else "Update")
+            known = self.cache.set_pod(PodInfo(pod), node)
+            self.queue.move_all("Pod", "Update" if known else "Add")
             return
         if not self.responsible_for(pod):
             if self.unserved is not None:

@@ -60,34 +60,55 @@ def node_pairs(
     return requested, allocatable
 
 
-def row_pairs(
-    table: NodeTable,
-    row: int,
-    resources: Sequence[ResourceSpec],
-    pod_requests: Sequence[int],
-    use_requested: bool,
-) -> tuple[list[int], list[int]]:
-    """:func:`node_pairs` of one table row, read straight from the columns."""
-    requested: list[int] = []
-    allocatable: list[int] = []
+# where a row's requested amount of a resource is read: the table's requested column of that name, or the
+# non-zero cpu / memory columns (kube's defaults for pods that request none)
+REQUESTED, NONZERO_CPU, NONZERO_MEMORY = 0, 1, 2
+
+# per resource taking part in a pod's score: (name, where its requested amount is read, the pod's request,
+# the resource's weight)
+RowPlan = tuple[tuple[str, int, int, int], ...]
+
+
+def row_plan(resources: Sequence[ResourceSpec], pod_requests: Sequence[int], use_requested: bool) -> RowPlan:
+    """What :func:`plan_pairs` reads for a pod requesting ``pod_requests``: the resources that take part."""
+    plan = []
     for r, preq in zip(resources, pod_requests, strict=True):
         name = r.name
-        col = table.allocatable.get(name) if _scored(name, preq) else None
-        alloc = 0 if col is None else int(col[row])
-        if alloc == 0:
-            requested.append(0)
-            allocatable.append(0)
+        if not _scored(name, preq):
             continue
+        source = REQUESTED
         if not use_requested and name == CPU:
-            used = int(table.nonzero_cpu[row])
+            source = NONZERO_CPU
         elif not use_requested and name == MEMORY:
-            used = int(table.nonzero_memory[row])
+            source = NONZERO_MEMORY
+        plan.append((name, source, preq, r.weight))
+    return tuple(plan)
+
+
+def plan_pairs(table: NodeTable, row: int, plan: RowPlan) -> tuple[list[int], list[int], list[int]]:
+    """:func:`node_pairs` of one table row, read straight from the columns, without the resources a scorer skips (bypassed for the pod, or zero
+    allocatable on the row), plus their weights."""
+    requested: list[int] = []
+    allocatable: list[int] = []
+    weights: list[int] = []
+    for name, source, preq, weight in plan:
+        col = table.allocatable.get(name)
+        if col is None:
+            continue
+        alloc = col.item(row)
+        if alloc == 0:
+            continue
+        if source == NONZERO_CPU:
+            used = table.nonzero_cpu.item(row)
+        elif source == NONZERO_MEMORY:
+            used = table.nonzero_memory.item(row)
         else:
             used_col = table.requested.get(name)
-            used = 0 if used_col is None else int(used_col[row])
+            used = 0 if used_col is None else used_col.item(row)
         requested.append(used + preq)
         allocatable.append(alloc)
-    return requested, allocatable
+        weights.append(weight)
+    return requested, allocatable, weights
 
 
 def table_pairs(

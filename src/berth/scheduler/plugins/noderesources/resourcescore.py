@@ -9,9 +9,11 @@ from berth.scheduler.framework import CycleState, NodeInfo, NodeTable, PodInfo
 from berth.scheduler.framework.columncache import ColumnCache
 from berth.scheduler.framework.nodetable import IntArray
 from berth.scheduler.plugins.noderesources.allocation import (
+    RowPlan,
     node_pairs,
+    plan_pairs,
     pod_request_list,
-    row_pairs,
+    row_plan,
     table_pairs,
 )
 from berth.scheduler.plugins.noderesources.args import ResourceSpec
@@ -42,6 +44,7 @@ class ResourceAllocationScore:
         self._pre_score_key = pre_score_key
         self._weights = [r.weight for r in resources]
         self._score_columns = ColumnCache()
+        self._row_plans: dict[tuple[int, ...], RowPlan] = {}
 
     def pod_requests(self, pod: PodInfo) -> tuple[int, ...]:
         """The pod's request per scored resource (what PreScore keeps)."""
@@ -77,8 +80,12 @@ class ResourceAllocationScore:
 
     def _score_row(self, table: NodeTable, row: int, reqs: tuple[int, ...]) -> int:
         """The score of one row for a pod requesting ``reqs``."""
-        req, alloc = row_pairs(table, row, self.resources, reqs, use_requested=self._use_requested)
-        return self.scorer.score(req, alloc, self._weights)
+        plan = self._row_plans.get(reqs)
+        if plan is None:
+            if len(self._row_plans) >= 256:
+                self._row_plans.clear()
+            plan = self._row_plans[reqs] = row_plan(self.resources, reqs, self._use_requested)
+        return self.scorer.score(*plan_pairs(table, row, plan))
 
     def _score_rows(self, table: NodeTable, rows: IntArray | None, reqs: tuple[int, ...]) -> IntArray:
         """Scores of ``rows`` (None: every row) for a pod requesting ``reqs``."""
