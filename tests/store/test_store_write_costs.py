@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from berth.api.errors import Invalid
 from berth.clock import SimClock
 from berth.store import MemoryStore, copy_object
-from berth.store.memory import status_blind
+from berth.store.memory import admits_kinds, status_blind
 from builders import make_pod
 
 POD = ("", "Pod")
@@ -83,6 +83,31 @@ def test_status_blind_hook_is_skipped_on_status_writes_only() -> None:
     store.patch(POD, "default", "p1", {"status": {"phase": "Succeeded"}}, subresource="status")
     assert len(calls) == 5
     assert store.get(POD, "default", "p1")["status"] == {"phase": "Succeeded"}
+
+
+def test_a_kinds_hook_runs_for_its_kinds_only_and_removal_is_seen() -> None:
+    store = _store()
+    calls: list[tuple[str, str]] = []
+
+    @admits_kinds("ConfigMap")
+    def config_maps(op: str, new: dict[str, Any], old: dict[str, Any] | None) -> dict[str, Any]:
+        calls.append(("config_maps", new["kind"]))
+        return new
+
+    def every(op: str, new: dict[str, Any], old: dict[str, Any] | None) -> dict[str, Any]:
+        calls.append(("every", new["kind"]))
+        return new
+
+    store.add_admission(config_maps)
+    store.create(make_pod("p1").obj())
+    remove = store.add_admission(every)
+    store.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "default"}})
+    store.create(make_pod("p2").obj())
+    assert calls == [("config_maps", "ConfigMap"), ("every", "ConfigMap"), ("every", "Pod")]
+    remove()
+    store.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "d", "namespace": "default"}})
+    store.create(make_pod("p3").obj())
+    assert calls[3:] == [("config_maps", "ConfigMap")]
 
 
 def test_a_status_hook_still_changes_the_status() -> None:

@@ -17,7 +17,7 @@ from berth.api.contracts import Store
 from berth.api.errors import Forbidden, NotFound
 from berth.api.kinds import lookup_kind
 from berth.api.validation import SYSTEM_PRIORITY_CLASSES
-from berth.store.memory import status_blind
+from berth.store.memory import admits_kinds, status_blind
 
 PRIORITY_CLASS_KEY = ("scheduling.k8s.io", "PriorityClass")
 NAMESPACE_KEY = ("", "Namespace")
@@ -129,6 +129,7 @@ def pod_admission(
     """The admission function of kube's Priority plugin: pods' priority resolution and scheduling defaults, and
     the one ``globalDefault`` PriorityClass."""
 
+    @admits_kinds("Pod", "PriorityClass")
     @status_blind  # pod creates and PriorityClass writes (no status subresource): never a status write
     def admit(operation: str, obj: dict[str, Any], old: dict[str, Any] | None) -> dict[str, Any]:
         if obj.get("kind") == "PriorityClass" and obj.get("apiVersion") == "scheduling.k8s.io/v1":

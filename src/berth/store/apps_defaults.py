@@ -11,7 +11,7 @@ from berth.api.daemonset import default_daemon_set
 from berth.api.secret import default_secret
 from berth.api.service import default_service
 from berth.api.statefulset import default_stateful_set
-from berth.store.memory import status_blind
+from berth.store.memory import admits_kinds, status_blind
 
 __all__ = ["apps_admission"]
 
@@ -29,6 +29,7 @@ def apps_admission() -> AdmissionFn:
     """The admission function that defaults StatefulSets, DaemonSets, Services and Secrets (others pass
     unchanged)."""
 
+    @admits_kinds(*(kind for _, kind in _DEFAULTS))
     @status_blind  # a status write keeps the stored spec, defaulted when it was written
     def admit(operation: str, obj: dict[str, Any], old: dict[str, Any] | None) -> dict[str, Any]:
         default = _DEFAULTS.get((str(obj.get("apiVersion")), str(obj.get("kind"))))

@@ -14,7 +14,7 @@ from typing import Any
 from berth.api.cronjob import default_cron_job
 from berth.api.errors import Invalid
 from berth.api.job import default_job, generate_selector, job_update_causes
-from berth.store.memory import status_blind
+from berth.store.memory import admits_kinds, status_blind
 
 __all__ = ["batch_admission"]
 
@@ -29,6 +29,7 @@ def _is_batch(obj: dict[str, Any]) -> bool:
 def batch_admission() -> AdmissionFn:
     """The admission function that defaults Jobs and CronJobs (other objects pass through unchanged)."""
 
+    @admits_kinds("Job", "CronJob")
     @status_blind  # a status write keeps the stored spec, defaulted when it was written
     def admit(operation: str, obj: dict[str, Any], old: dict[str, Any] | None) -> dict[str, Any]:
         kind = obj.get("kind")

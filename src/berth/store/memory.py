@@ -52,6 +52,7 @@ _Objects = list[Obj]
 AdmissionFn = Callable[[str, Obj, Obj | None], Obj]
 """(operation "CREATE"/"UPDATE", new object (a private copy), old object or None) → object to write."""
 _STATUS_BLIND = "berth_status_blind"
+_KINDS = "berth_admission_kinds"
 
 
 def _selectors(
@@ -64,6 +65,11 @@ def _selectors(
         except LabelSelectorError as e:
             raise BadRequest(f"unable to parse labelSelector: {e}") from None
     return label_selector, compile_field_selector(field_selector) if field_selector else None
+
+
+# a random 128-bit number made a version-4 RFC 4122 uuid: the version nibble 4, the variant bits 10
+_UUID4_KEEP = ~(0xF000 << 64) & ~(0xC000 << 48)
+_UUID4_SET = (0x4000 << 64) | (0x8000 << 48)
 
 
 def _matching(items: list[Obj], labels: Selector | None, fields: FieldSelector | None) -> list[Obj]:
@@ -81,6 +87,17 @@ def status_blind(fn: AdmissionFn) -> AdmissionFn:
     that return at once for a subresource): the store does not run it there, nor copy the object for it."""
     setattr(fn, _STATUS_BLIND, True)
     return fn
+
+
+def admits_kinds(*kinds: str) -> Callable[[AdmissionFn], AdmissionFn]:
+    """Mark an admission hook that changes or refuses only objects of the given kinds (``kind`` values): the
+    store runs it for those alone."""
+
+    def mark(fn: AdmissionFn) -> AdmissionFn:
+        setattr(fn, _KINDS, frozenset(kinds))
+        return fn
+
+    return mark
 
 
 Validator = Callable[[Mapping[str, Any]], None]
@@ -192,6 +209,7 @@ class MemoryStore:
         self._dispatching = False
         self._admission: tuple[AdmissionFn, ...] = ()
         self._status_admission: tuple[AdmissionFn, ...] = ()  # the hooks not marked `status_blind`
+        self._admission_by_kind: dict[str, tuple[AdmissionFn, ...]] = {}  # the hooks each kind runs
         self._ts_sec = -(2**62)
         self._ts_str = ""
         self._last_nanos = 0
@@ -348,10 +366,7 @@ class MemoryStore:
         draws from its own stream, so it changes nothing that later real writes generate."""
         rng = self._dry_rng if dry_run else self._uid_rng
         while True:
-            x = rng.getrandbits(128)
-            x = (x & ~(0xF000 << 64)) | (0x4000 << 64)  # version 4
-            x = (x & ~(0xC000 << 48)) | (0x8000 << 48)  # RFC 4122 variant
-            h = f"{x:032x}"
+            h = ((rng.getrandbits(128) & _UUID4_KEEP) | _UUID4_SET).to_bytes(16, "big").hex()
             uid = f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
             if uid not in self._kept_uids:
                 return uid
@@ -395,10 +410,17 @@ class MemoryStore:
         dry_run: bool = False,
         hooks: tuple[AdmissionFn, ...] | None = None,
     ) -> Obj:
+        if hooks is None:
+            kind = str(new.get("kind"))
+            hooks = self._admission_by_kind.get(kind)
+            if hooks is None:
+                hooks = self._admission_by_kind[kind] = tuple(
+                    [fn for fn in self._admission if kind in getattr(fn, _KINDS, (kind,))]
+                )
         if dry_run:
             self._dry_depth += 1
         try:
-            for fn in self._admission if hooks is None else hooks:
+            for fn in hooks:
                 out = fn(op, new, old)
                 if out is not None:
                     new = out
@@ -493,15 +515,18 @@ class MemoryStore:
 
         The hook gets (operation, new object (a private copy it may mutate), old object or None) and returns
         the object to write, or raises a StatusError (e.g. Forbidden/Invalid) to refuse: nothing is written.
-        A hook marked `status_blind` is not run on status-subresource writes.
+        A hook marked `status_blind` is not run on status-subresource writes; one marked `admits_kinds` only on
+        objects of those kinds.
         """
         self._admission = (*self._admission, fn)
         if not getattr(fn, _STATUS_BLIND, False):
             self._status_admission = (*self._status_admission, fn)
+        self._admission_by_kind.clear()
 
         def remove() -> None:
             self._admission = tuple(f for f in self._admission if f is not fn)
             self._status_admission = tuple(f for f in self._status_admission if f is not fn)
+            self._admission_by_kind.clear()
 
         return remove
 

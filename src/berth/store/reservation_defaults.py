@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from berth.api.reservation import DEFAULT_TTL, PHASE_PENDING, PRE_ALLOCATION_MODE_DEFAULT, RESERVATION_GROUP
-from berth.store.memory import status_blind
+from berth.store.memory import admits_kinds, status_blind
 
 __all__ = ["default_reservation_spec", "reservation_admission"]
 
@@ -47,6 +47,7 @@ def _is_reservation(obj: dict[str, Any]) -> bool:
 def reservation_admission() -> AdmissionFn:
     """The admission function that defaults Reservations (other objects pass through unchanged)."""
 
+    @admits_kinds("Reservation")
     @status_blind  # a status write keeps only the status, and that is defaulted on create only
     def admit(operation: str, obj: dict[str, Any], old: dict[str, Any] | None) -> dict[str, Any]:
         if not _is_reservation(obj):
