@@ -121,6 +121,7 @@ class Fit(PodHoldingsFilter, ResourceAllocationScore):
         self._status_cache: dict[tuple[str, ...], Status] = {}
         self._combos: dict[tuple[Check, ...], list[Status]] = {}
         self._fit_columns = ColumnCache()
+        self._checks_seen: dict[tuple[tuple[str, int], ...], tuple[Check, ...]] = {}
 
     def _status(self, reasons: tuple[str, ...]) -> Status:
         s = self._status_cache.get(reasons)
@@ -132,16 +133,26 @@ class Fit(PodHoldingsFilter, ResourceAllocationScore):
     def _checks(self, state: CycleState, pod: PodInfo) -> tuple[Check, ...]:
         checks: tuple[Check, ...] | None = state.get(PRE_FILTER_KEY)
         if checks is None:
-            checks = fit_checks(pod, self.args.ignored_resources, self.args.ignored_resource_groups)
+            checks = self._checks_of(pod)
+        return checks
+
+    def _checks_of(self, pod: PodInfo) -> tuple[Check, ...]:
+        """:func:`fit_checks` of the pod, kept per request vector (pods of one shape share them)."""
+        key = tuple(pod.requests.items())
+        checks = self._checks_seen.get(key)
+        if checks is None:
+            if len(self._checks_seen) >= 1024:
+                self._checks_seen.clear()
+            checks = self._checks_seen[key] = fit_checks(
+                pod, self.args.ignored_resources, self.args.ignored_resource_groups
+            )
         return checks
 
     def pre_filter(
         self, state: CycleState, pod: PodInfo, table: NodeTable
     ) -> tuple[PreFilterResult | None, Status]:
         """Compute the pod's resource checks once per cycle."""
-        state.write(
-            PRE_FILTER_KEY, fit_checks(pod, self.args.ignored_resources, self.args.ignored_resource_groups)
-        )
+        state.write(PRE_FILTER_KEY, self._checks_of(pod))
         return None, SUCCESS
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
