@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from berth.clock import Clock
+from berth.scheduler.activeq import KeyedFifoQueue
 from berth.scheduler.framework.podinfo import PodInfo
 from berth.scheduler.framework.status import Status
 
@@ -76,7 +77,7 @@ class SchedulingQueue:
         self._parked_first = math.inf  # the earliest backoff expiry among the parked entries
         self._interested = interested or (lambda qp, r, a: True)
         self._seq = itertools.count()
-        self._active: list[tuple[tuple[Any, ...], int, QueuedPod]] = []
+        self._active: KeyedFifoQueue[QueuedPod] = KeyedFifoQueue()
         # backoffQ (failed Unschedulable) and the error backoffQ: (expiry, order key, seq, pod)
         self._backoff: list[tuple[float, tuple[Any, ...], int, QueuedPod]] = []
         self._error_backoff: list[tuple[float, tuple[Any, ...], int, QueuedPod]] = []
@@ -116,7 +117,7 @@ class SchedulingQueue:
         qp.where = "active"
         self.unschedulable.pop(qp.pod.uid, None)
         qp.sort_key = self._sort_key(qp.pod, qp.timestamp)
-        heapq.heappush(self._active, (qp.sort_key, next(self._seq), qp))
+        self._active.push(qp.sort_key, qp)
         if self.on_active is not None:
             self.on_active()
 
@@ -136,7 +137,7 @@ class SchedulingQueue:
         elif qp.where == "active":
             # re-key lazily: push a fresh entry; the stale one is skipped on pop
             qp.sort_key = self._sort_key(pod, qp.timestamp)
-            heapq.heappush(self._active, (qp.sort_key, next(self._seq), qp))
+            self._active.push(qp.sort_key, qp)
 
     def delete(self, uid: str) -> None:
         """The pod is gone or no longer pending."""
@@ -157,7 +158,7 @@ class SchedulingQueue:
         virtual time, so a pod whose every attempt ends back in the backoffQ would otherwise never let the
         clock advance; in kube real time passes between such rounds."""
         while self._active:
-            key, _, qp = heapq.heappop(self._active)
+            key, qp = self._active.pop()
             if qp.where != "active" or key != qp.sort_key or self._pods.get(qp.pod.uid) is not qp:
                 continue
             return self._popped(qp)

@@ -339,7 +339,8 @@ class PreEnqueuePlugin(Protocol):
 
 @runtime_checkable
 class QueueSortPlugin(Protocol):
-    """Order of the active queue: smaller ``sort_key`` pops first."""
+    """Order of the active queue: smaller ``sort_key`` pops first, pods of equal keys in arrival order; the
+    keys are hashable tuples (of numbers and strings)."""
 
     name: str
 
