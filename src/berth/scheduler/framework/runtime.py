@@ -256,6 +256,10 @@ class Framework:
         self._static_filters = [(p, f) for p, f in self._node_filters if filter_ignores_node_pods(p)]
         self._resource_fit = {p.name for p in self.filter_plugins if isinstance(p, ResourceFitFilter)}
         self._may_be_uniform = {p.name for p in self.score_plugins if isinstance(p, UniformScoreHint)}
+        # the status codes of a filter run in which no row failed: -1 on every row (shared and read-only; made
+        # again when the table's size changes)
+        self._no_failures: IntArray = np.full(0, -1, dtype=np.int64)
+        self._no_failures.flags.writeable = False
         self._scores: list[tuple[Any, bool, bool]] = [
             (p, isinstance(p, BatchScorePlugin), isinstance(p, NormalizeScorePlugin))
             for p in self.score_plugins
@@ -339,7 +343,7 @@ class Framework:
         """Run Filter plugins in order over ``candidates``; each failing row keeps its first failure."""
         n = table.size
         alive = candidates.copy()
-        codes = np.full(n, -1, dtype=np.int64)
+        codes: IntArray | None = None  # made at the first failure
         statuses: list[Status] = []
         skip = state.skip_filter
         for p, batched in self._filters:
@@ -354,6 +358,8 @@ class Framework:
                     continue
                 base = len(statuses)
                 statuses.extend(self._attributed(p.name, v.statuses))
+                if codes is None:
+                    codes = np.full(n, -1, dtype=np.int64)
                 if v.codes is None:
                     codes[failed] = base
                 else:
@@ -361,6 +367,8 @@ class Framework:
                 alive &= v.passed
             else:
                 seen: dict[Status, int] = {}
+                if codes is None:
+                    codes = np.full(n, -1, dtype=np.int64)
                 for i in np.flatnonzero(alive):
                     s = p.filter(state, pod, table.info(int(i)))
                     if s.is_success():
@@ -374,6 +382,11 @@ class Framework:
                         statuses.append(s)
                     codes[i] = c
                     alive[i] = False
+        if codes is None:
+            codes = self._no_failures
+            if codes.size != n:
+                codes = self._no_failures = np.full(n, -1, dtype=np.int64)
+                codes.flags.writeable = False
         return FilterOutcome(alive, codes, statuses)
 
     def _attributed(self, plugin: str, statuses: Sequence[Status]) -> list[Status]:
