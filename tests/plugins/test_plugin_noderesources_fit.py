@@ -6,9 +6,12 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from plugin_helpers import new_state, score_all
 
 from berth.scheduler.framework import ClusterEvent, Code, ConfigError, PodInfo
+from berth.scheduler.plugins.helpers import go_div
 from berth.scheduler.plugins.noderesources import (
     NodeResourcesFitArgs,
     ResourceSpec,
@@ -18,7 +21,11 @@ from berth.scheduler.plugins.noderesources import (
     new_fit,
     parse_fit_args,
 )
-from berth.scheduler.plugins.noderesources.scorers import RequestedToCapacityRatio
+from berth.scheduler.plugins.noderesources.scorers import (
+    LeastAllocated,
+    RequestedToCapacityRatio,
+    least_requested_score,
+)
 from builders import make_node, make_pod, make_table
 
 EXT = "example.com/aaa"
@@ -557,3 +564,21 @@ def test_events_and_no_normalize() -> None:
         ClusterEvent("Node", frozenset({"Add", "Update"})),
     ]
     assert not hasattr(plugin, "normalize_scores")
+
+
+@given(
+    st.lists(
+        st.tuples(st.integers(-50, 5000), st.integers(-100, 4000), st.integers(0, 5)), min_size=1, max_size=4
+    )
+)
+def test_least_allocated_node_score_is_the_weighted_mean_of_resource_scores(
+    rows: list[tuple[int, int, int]],
+) -> None:
+    requested, allocatable, weights = (list(c) for c in zip(*rows, strict=True))
+    total = wsum = 0
+    for r, a, w in rows:
+        if a != 0:
+            total += least_requested_score(r, a) * w
+            wsum += w
+    expected = go_div(total, wsum) if wsum else 0
+    assert LeastAllocated().score(requested, allocatable, weights) == expected

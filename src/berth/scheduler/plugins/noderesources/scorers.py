@@ -160,6 +160,20 @@ class LeastAllocated(_WeightedMean):
 
     resource_score = staticmethod(least_requested_score)
 
+    def score(self, requested: Sequence[int], allocatable: Sequence[int], weights: Sequence[int]) -> int:
+        """Score one node (as the weighted mean of :func:`least_requested_score`, in non-negative integers
+        where Go's truncating division is the floor division)."""
+        total = wsum = 0
+        for r, a, w in zip(requested, allocatable, weights, strict=True):
+            if a == 0:
+                continue
+            if a < 0 or w < 0:
+                return super().score(requested, allocatable, weights)
+            if r <= a:
+                total += (a - r) * MAX_NODE_SCORE // a * w
+            wsum += w
+        return total // wsum if wsum else 0
+
     @staticmethod
     def resource_percent_vec(requested: IntArray, allocatable: IntArray) -> IntArray:
         """What is left free: allocatable - requested, 0 when over capacity (kube's explicit 0)."""
