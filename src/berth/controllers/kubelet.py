@@ -150,12 +150,15 @@ class SimKubelet:
             return
         now = self.store.timestamp()
         status = dict(pod.get("status") or {})
-        conditions = [c for c in status.get("conditions") or [] if c.get("type") == "PodScheduled"]
-        for t in ("Initialized", "Ready", "ContainersReady"):
-            conditions.append({"type": t, "status": "True", "lastProbeTime": None, "lastTransitionTime": now})
+        # in the kubelet's order: Initialized, Ready, ContainersReady, then the scheduler's PodScheduled
+        conditions = [
+            {"type": t, "status": "True", "lastProbeTime": None, "lastTransitionTime": now}
+            for t in ("Initialized", "Ready", "ContainersReady")
+        ]
+        conditions.extend(c for c in status.get("conditions") or [] if c.get("type") == "PodScheduled")
         status.update(
             phase="Running",
-            conditions=_ordered_conditions(conditions),
+            conditions=conditions,
             startTime=status.get("startTime") or now,
             containerStatuses=[
                 {
@@ -325,10 +328,3 @@ def _terminated(cs: Mapping[str, Any], code: int, now: str) -> dict[str, Any]:
         "startedAt": (cs.get("state") or {}).get("running", {}).get("startedAt"),
         "finishedAt": now,
     }
-
-
-_ORDER = {"Initialized": 0, "Ready": 1, "ContainersReady": 2, "PodScheduled": 3}
-
-
-def _ordered_conditions(conditions: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return sorted(conditions, key=lambda c: _ORDER.get(c.get("type", ""), 9))
