@@ -210,10 +210,15 @@ class RequiredNodeAffinity:
         return self.required is None or self.required.matches(labels, node_name)
 
 
+_NO_REQUIREMENTS = RequiredNodeAffinity(None, None)
+
+
 def required_node_affinity(pod: Mapping[str, Any]) -> RequiredNodeAffinity:
     """Compile the pod's required node constraints (``nodeSelector`` + required node affinity)."""
     spec = pod.get("spec") or {}
     ns = spec.get("nodeSelector")
+    if not ns and not spec.get("affinity"):
+        return _NO_REQUIREMENTS  # the usual pod (immutable: shared)
     labels = {str(k): str(v) for k, v in ns.items()} if ns else None
     na = (spec.get("affinity") or {}).get("nodeAffinity") or {}
     return RequiredNodeAffinity(
