@@ -161,6 +161,21 @@ def test_identical_owner_specs_share_one_matcher() -> None:
     assert a.signature == '[{"object":{"name":"p1","namespace":"default"}}]'
 
 
+def test_owner_specs_equal_in_python_but_not_in_json_get_their_own_matchers() -> None:
+    by_int = compile_owners([{"object": {"name": "p1", "uid": 1}}])
+    by_bool = compile_owners([{"object": {"name": "p1", "uid": True}}])
+    assert by_int.signature == '[{"object":{"name":"p1","uid":1}}]'
+    assert by_bool.signature == '[{"object":{"name":"p1","uid":true}}]'
+    assert compile_owners([{"object": {"uid": 1, "name": "p1"}}]) is by_int
+
+
+def test_a_bad_selector_is_refused_every_time() -> None:
+    bad = [{"labelSelector": {"matchLabels": {"app": "-bad-"}}}]
+    for _ in range(2):
+        with pytest.raises(LabelSelectorError):
+            compile_owners(bad)
+
+
 def test_matches_everything_flag() -> None:
     assert compile_owners([{}]).matches_everything is True
     assert compile_owners([{"object": {"name": "x"}}]).matches_everything is False

@@ -282,10 +282,25 @@ class OwnerMatcher:
 
 _OWNER_CACHE: dict[str, OwnerMatcher] = {}
 _OWNER_CACHE_MAX = 65536
+# the same matchers by the owners' repr (equal reprs of JSON data: equal data), read before the canonical JSON
+# is made
+_OWNER_BY_REPR: dict[str, OwnerMatcher] = {}
 
 
 def compile_owners(owners: Sequence[Mapping[str, Any]] | None) -> OwnerMatcher:
     """Compile ``spec.owners`` (cached by its canonical JSON); raises LabelSelectorError for a bad selector."""
+    quick = repr(owners)
+    known = _OWNER_BY_REPR.get(quick)
+    if known is not None:
+        return known
+    matcher = _compile_owners(owners)
+    if len(_OWNER_BY_REPR) >= _OWNER_CACHE_MAX:
+        _OWNER_BY_REPR.clear()
+    _OWNER_BY_REPR[quick] = matcher
+    return matcher
+
+
+def _compile_owners(owners: Sequence[Mapping[str, Any]] | None) -> OwnerMatcher:
     signature = json.dumps(owners, sort_keys=True, separators=(",", ":"), default=str)
     cached = _OWNER_CACHE.get(signature)
     if cached is not None:
