@@ -150,7 +150,24 @@ def pod_requests(pod: Mapping[str, Any]) -> dict[str, int]:
 
     Raises InvalidObjectError naming the field path of a bad quantity.
     """
-    return _amounts(_aggregate(_parse(pod), False))
+    spec = pod.get("spec") or {}
+    if spec.get("initContainers") or spec.get("overhead"):
+        return _amounts(_aggregate(_parse(pod), False))
+    return _amounts(_containers_sums(pod, spec)[0])
+
+
+def _containers_sums(pod: Mapping[str, Any], spec: Mapping[str, Any]) -> tuple[dict[str, int], int, int]:
+    """The sums of the containers' requests (the pod's requests when it has neither init containers nor
+    overhead), and of their cpu and memory with the scheduler's defaults for a container requesting none."""
+    total: dict[str, int] = {}
+    cpu = memory = 0
+    for i, c in enumerate(spec.get("containers") or ()):
+        reqs = _container_requests(pod, "spec.containers", i, c)
+        for k, v in reqs.items():
+            total[k] = total.get(k, 0) + v
+        cpu += reqs.get("cpu", _DEFAULT_CPU_NANO)
+        memory += reqs.get("memory", _DEFAULT_MEM_NANO)
+    return total, cpu, memory
 
 
 def _amounts(total: Mapping[str, int]) -> dict[str, int]:
@@ -177,15 +194,7 @@ def pod_requests_and_nonzero(pod: Mapping[str, Any]) -> tuple[dict[str, int], tu
     if spec.get("initContainers") or spec.get("overhead"):
         parsed = _parse(pod)
         return _amounts(_aggregate(parsed, False)), _nonzero(_aggregate(parsed, True))
-    # the common pod: its containers' sums, and the same sums with the missing cpu/memory defaults
-    total: dict[str, int] = {}
-    cpu = memory = 0
-    for i, c in enumerate(spec.get("containers") or ()):
-        reqs = _container_requests(pod, "spec.containers", i, c)
-        for k, v in reqs.items():
-            total[k] = total.get(k, 0) + v
-        cpu += reqs.get("cpu", _DEFAULT_CPU_NANO)
-        memory += reqs.get("memory", _DEFAULT_MEM_NANO)
+    total, cpu, memory = _containers_sums(pod, spec)
     return _amounts(total), (_to_amount("cpu", cpu), _to_amount("memory", memory))
 
 
