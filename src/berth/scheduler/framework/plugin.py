@@ -572,7 +572,7 @@ def default_normalize(scores: IntArray, reverse: bool, max_priority: int = MAX_N
     """kube's DefaultNormalizeScore: scale to 0..max by the maximum, optionally reversed."""
     if scores.size == 0:
         return scores
-    top = int(scores.max())
+    top = int(scores[scores.argmax()])  # as scores.max(), without numpy's Python-level reduction wrapper
     if top <= 0:
         # kube only raises scores above 0; a max of 0 leaves zeros (or max when reversed)
         if reverse:
