@@ -4,7 +4,7 @@ import pytest
 
 from berth.api import wellknown
 from berth.api.kinds import UnknownKindError, all_kinds, kind_by_plural_or_short, lookup_kind
-from berth.api.meta import get_annotations, get_labels, namespaced_name, object_key
+from berth.api.meta import api_group, get_annotations, get_labels, namespaced_name, object_key
 from berth.api.wellknown import parse_duration
 
 
@@ -85,6 +85,11 @@ def test_all_kinds_unique() -> None:
     keys = [(k.api_version, k.kind) for k in all_kinds()]
     assert len(keys) == len(set(keys))
     assert ("apps/v1", "StatefulSet") in keys and ("v1", "ConfigMap") in keys
+
+
+def test_a_kinds_group_is_the_group_of_its_api_version() -> None:
+    # validate_object finds a kind's validator by KindInfo.group
+    assert all(k.group == api_group(k.api_version) for k in all_kinds())
 
 
 def test_meta() -> None:

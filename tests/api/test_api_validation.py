@@ -129,6 +129,18 @@ def aff(*exprs: dict[str, Any], fields: list[dict[str, Any]] | None = None) -> d
             edit(POD, "spec.containers.0.resources.limits.memory", "1KB"),
             'Pod "default/p1": spec.containers[0].resources.limits.memory: invalid quantity "1KB"',
         ),
+        (  # not hashable: the quantity cache cannot even be asked
+            edit(POD, "spec.containers.0.resources.requests.cpu", ["1"]),
+            'Pod "default/p1": spec.containers[0].resources.requests.cpu: invalid quantity "[\'1\']"',
+        ),
+        (
+            edit(POD, "spec.containers.0.name", 5),
+            'Pod "default/p1": spec.containers[0].name: Invalid value: 5: must be a string',
+        ),
+        (
+            edit(POD, "spec.schedulingGates", {}),
+            'Pod "default/p1": spec.schedulingGates: Invalid value: {}: must be a list',
+        ),
         (
             edit(POD, "spec.containers.0.resources.requests.cpu", "-1"),
             'Pod "default/p1": spec.containers[0].resources.requests.cpu: Invalid value: "-1": must be greater than or equal to 0',

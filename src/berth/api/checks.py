@@ -180,7 +180,12 @@ class Context:
         for k, v in rl.items():
             if not isinstance(k, str) or qualified_name_cached(k):
                 self.invalid(path, k, "must be a standard resource name or a qualified name")
-            out[k] = self.quantity(f"{path}.{k}", v)
+            try:
+                nano = nano_value(v)
+            except (QuantityError, TypeError):
+                nano = -1
+            # a good quantity is taken as is; `quantity` raises for the others, naming the field
+            out[k] = nano if nano >= 0 else self.quantity(f"{path}.{k}", v)
         return out
 
     def label_map(self, path: str, value: object) -> Mapping[str, Any]:

@@ -50,7 +50,9 @@ def _validate_containers(
     for i, c in enumerate(containers):
         cpath = f"{path}[{i}]"
         c = ctx.mapping(cpath, c)
-        name = ctx.string(f"{cpath}.name", c.get("name"))
+        name = c.get("name")
+        if type(name) is not str:
+            name = ctx.string(f"{cpath}.name", name)
         if not name:
             ctx.required(f"{cpath}.name")
         errs = dns_label_cached(name)
@@ -332,7 +334,10 @@ def validate_pod_spec(path: str, value: object, ctx: Context) -> None:
             if aff.get(kind) is not None:
                 _validate_pod_affinity(f"{path}.affinity.{kind}", aff.get(kind), ctx)
     for field_name in ("priorityClassName", "nodeName", "schedulerName"):
-        v = ctx.string(f"{path}.{field_name}", spec.get(field_name))
+        v = spec.get(field_name)
+        if v is None:
+            continue
+        v = ctx.string(f"{path}.{field_name}", v)
         if v:
             errs = subdomain_cached(v)
             if errs:
@@ -344,10 +349,11 @@ def validate_pod_spec(path: str, value: object, ctx: Context) -> None:
         ctx.not_supported(f"{path}.preemptionPolicy", pp, ("Never", "PreemptLowerPriority"))
     if spec.get("topologySpreadConstraints") is not None:
         _validate_spread(f"{path}.topologySpreadConstraints", spec.get("topologySpreadConstraints"), ctx)
-    for i, g in enumerate(ctx.sequence(f"{path}.schedulingGates", spec.get("schedulingGates"))):
-        gname = ctx.string(
-            f"{path}.schedulingGates[{i}].name", ctx.mapping(f"{path}.schedulingGates[{i}]", g).get("name")
-        )
-        errs = qualified_name_cached(gname)
-        if errs:
-            ctx.invalid(f"{path}.schedulingGates[{i}].name", gname, errs[0])
+    gates = spec.get("schedulingGates")
+    if gates is not None:
+        for i, g in enumerate(ctx.sequence(f"{path}.schedulingGates", gates)):
+            gpath = f"{path}.schedulingGates[{i}]"
+            gname = ctx.string(f"{gpath}.name", ctx.mapping(gpath, g).get("name"))
+            errs = qualified_name_cached(gname)
+            if errs:
+                ctx.invalid(f"{gpath}.name", gname, errs[0])

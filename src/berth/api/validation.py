@@ -19,7 +19,6 @@ from berth.api.checks import (
     dns_label_cached,
     label_value_cached,
     qualified_name_cached,
-    subdomain_cached,
 )
 from berth.api.cronjob import validate_cron_job
 from berth.api.daemonset import validate_daemon_set
@@ -28,7 +27,7 @@ from berth.api.errors import InvalidObjectError
 from berth.api.job import validate_job
 from berth.api.kinds import KindInfo, UnknownKindError, lookup_kind
 from berth.api.labels import LabelSelectorError, compile_label_selector
-from berth.api.meta import api_group
+from berth.api.names import dns1123_subdomain_errors
 from berth.api.podgroup import validate_pod_group
 from berth.api.podmigrationjob import validate_pod_migration_job
 from berth.api.podspec import validate_pod_spec
@@ -71,7 +70,8 @@ def _validate_metadata(obj: Mapping[str, Any], info: KindInfo, ctx: Context) -> 
         ctx.required("metadata.name")
     if not isinstance(name, str):
         ctx.invalid("metadata.name", name, "must be a string")
-    errs = dns_label_cached(name) if info.kind == "Namespace" else subdomain_cached(name)
+    # names are mostly unique: a cache would only miss (and a miss costs more than the check)
+    errs = dns_label_cached(name) if info.kind == "Namespace" else dns1123_subdomain_errors(name)
     if errs:
         ctx.invalid("metadata.name", name, errs[0])
     ns = md.get("namespace")
@@ -95,14 +95,16 @@ def _validate_metadata(obj: Mapping[str, Any], info: KindInfo, ctx: Context) -> 
 
 def validate_object(obj: Mapping[str, Any], *, source: str | None = None) -> None:
     """Validate one object; raise :class:`InvalidObjectError` naming the field on the first problem."""
-    if not isinstance(obj, Mapping):
+    if type(obj) is not dict and not isinstance(obj, Mapping):
         raise InvalidObjectError(
             "Object", "", "<root>", obj, "Invalid value: must be an object", source=source
         )
     kind = obj.get("kind")
     api_version = obj.get("apiVersion")
     md = obj.get("metadata")
-    raw_name = md.get("name") if isinstance(md, Mapping) else None
+    if type(md) is not dict and not isinstance(md, Mapping):
+        md = None
+    raw_name = md.get("name") if md is not None else None
     name = raw_name if isinstance(raw_name, str) else ""
     ctx = Context(kind if isinstance(kind, str) and kind else "Object", name, source)
     if not api_version:
@@ -114,10 +116,10 @@ def validate_object(obj: Mapping[str, Any], *, source: str | None = None) -> Non
     except UnknownKindError:
         ctx.fail("apiVersion/kind", (api_version, kind), f'Unsupported value: "{api_version}, Kind={kind}"')
     if info.namespaced:
-        ns = md.get("namespace") if isinstance(md, Mapping) else None
+        ns = md.get("namespace") if md is not None else None
         ctx.name = f"{ns if isinstance(ns, str) and ns else 'default'}/{name}"
     _validate_metadata(obj, info, ctx)
-    validator = KIND_VALIDATORS.get((api_group(info.api_version), info.kind))
+    validator = KIND_VALIDATORS.get((info.group, info.kind))
     if validator is not None:
         validator(obj, ctx)
 
