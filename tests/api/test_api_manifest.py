@@ -161,6 +161,52 @@ def test_unknown_kind_in_list(tmp_path: Path) -> None:
     assert str(info.value) == f'{f} items[0]: Thing "t": apiVersion/kind: Unsupported value: "v9, Kind=Thing"'
 
 
+def _json_pod(name: str, **container: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name},
+        "spec": {"containers": [{"name": "c", "ports": [{"containerPort": 80}], **container}]},
+    }
+
+
+@pytest.mark.parametrize(
+    ("changed", "message"),
+    [
+        (
+            {"resources": {"requests": {"cpu": "-1"}}},
+            'spec.containers[0].resources.requests.cpu: Invalid value: "-1": must be greater than or equal to 0',
+        ),
+        (  # equal to the others' 80 in Python, but not an integer
+            {"ports": [{"containerPort": 80.0}]},
+            "spec.containers[0].ports[0].containerPort: Invalid value: 80.0: must be an integer",
+        ),
+    ],
+)
+def test_a_json_pod_differing_from_the_others_deep_down_gets_its_own_error(
+    tmp_path: Path, changed: dict[str, Any], message: str
+) -> None:
+    # the pod specs of a JSON file are checked once per distinct spec
+    items = [_json_pod("p0"), _json_pod("p1"), _json_pod("p2", **changed), _json_pod("p3")]
+    f = write(tmp_path / "pods.json", json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+    with pytest.raises(InvalidObjectError) as info:
+        load_manifests([f])
+    assert str(info.value) == f'{f} items[2]: Pod "default/p2": {message}'
+
+
+def test_a_json_file_with_nan_is_not_checked_once_per_spec(tmp_path: Path) -> None:
+    # only Python's decoder reads NaN, and a NaN would be encoded as the others' null
+    pods = [_json_pod("p0"), _json_pod("p1")]
+    pods[0]["spec"]["priority"], pods[1]["spec"]["priority"] = None, float("nan")
+    f = write(tmp_path / "pods.json", json.dumps({"apiVersion": "v1", "kind": "List", "items": pods}))
+    with pytest.raises(InvalidObjectError) as info:
+        load_manifests([f])
+    assert (
+        str(info.value)
+        == f'{f} items[1]: Pod "default/p1": spec.priority: Invalid value: nan: must be an integer'
+    )
+
+
 def test_empty_file(tmp_path: Path) -> None:
     f = write(tmp_path / "e.yaml", "---\n# nothing\n")
     assert load_manifests([f]) == []

@@ -89,15 +89,22 @@ def schema_type_message(path: str, value: object, expected: str) -> str:
 
 
 class Context:
-    """The object under validation; its methods raise :class:`InvalidObjectError` for one field."""
+    """The object under validation; its methods raise :class:`InvalidObjectError` for one field.
 
-    __slots__ = ("kind", "name", "source")
+    ``valid_pod_specs``, when not None, holds the JSON encodings of pod specs already found valid (see
+    `berth.api.validation.validate_object`).
+    """
 
-    def __init__(self, kind: str, name: str, source: str | None = None) -> None:
-        """Remember the kind, display name (``ns/name`` for namespaced objects) and source."""
+    __slots__ = ("kind", "name", "source", "valid_pod_specs")
+
+    def __init__(
+        self, kind: str, name: str, source: str | None = None, valid_pod_specs: set[bytes] | None = None
+    ) -> None:
+        """Remember the kind, display name (``ns/name`` for namespaced objects), source and valid pod specs."""
         self.kind = kind
         self.name = name
         self.source = source
+        self.valid_pod_specs = valid_pod_specs
 
     def fail(self, path: str, value: object, message: str) -> NoReturn:
         """Raise an InvalidObjectError with a ready-made message."""

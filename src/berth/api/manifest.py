@@ -61,7 +61,7 @@ class Manifest:
 
 ManifestCheck = Callable[[Sequence["Manifest"]], None]
 """A check of every loaded object, run after namespace defaulting and before validation (e.g. strict decoding);
-it raises to refuse the load."""
+it raises to refuse the load, and may drop fields but adds none."""
 
 
 @contextmanager
@@ -94,18 +94,20 @@ def _is_json(text: str, path: str) -> bool:
     return path.endswith(".json")
 
 
-def _documents(text: str, path: str) -> list[Any]:
+def _documents(text: str, path: str) -> tuple[list[Any], bool]:
+    """The documents of *text*, and whether msgspec decoded them from JSON (then they hold plain JSON values
+    only: str, int, float, bool, None, list and dict with str keys)."""
     if _is_json(text, path):
         try:
-            return [msgspec.json.decode(text)]
+            return [msgspec.json.decode(text)], True
         except msgspec.DecodeError:
             pass
-        try:  # slower, but reports the line of the error
-            return [json.loads(text)]
+        try:  # slower, but reports the line of the error (and reads NaN and numbers out of range)
+            return [json.loads(text)], False
         except json.JSONDecodeError as e:
             raise ManifestError(f"{path}:{e.lineno}: invalid JSON: {e.msg}") from None
     try:
-        return safeyaml.load_all(text)
+        return safeyaml.load_all(text), False
     except safeyaml.YAMLLimitError as e:
         raise ManifestError(f"{path}: invalid YAML: {e}") from None
     except RecursionError:
@@ -135,7 +137,12 @@ def _flatten(doc: Any, source: str, out: list[Manifest]) -> None:
 
 def parse_manifest_text(text: str, path: str) -> list[Manifest]:
     """Parse one file's text (JSON when *path* ends in .json, else YAML) into unvalidated objects."""
-    docs = _documents(text, path)
+    return _parse(text, path)[0]
+
+
+def _parse(text: str, path: str) -> tuple[list[Manifest], bool]:
+    """`parse_manifest_text`, and whether the objects hold plain JSON values only (see `_documents`)."""
+    docs, plain = _documents(text, path)
     multi = len(docs) > 1
     out: list[Manifest] = []
     for i, doc in enumerate(docs):
@@ -144,7 +151,7 @@ def parse_manifest_text(text: str, path: str) -> list[Manifest]:
         _flatten(doc, f"{path}#{i}" if multi else path, out)
     if not _is_json(text, path) and safeyaml.may_have_aliases(text):
         out = [Manifest(m.obj, m.source, shares=True) for m in out]
-    return out
+    return out, plain
 
 
 def _default_namespace(obj: dict[str, Any]) -> None:
@@ -192,14 +199,18 @@ def load_manifests(paths: Sequence[str], *, check: ManifestCheck | None = None) 
         else:
             raise ManifestError(f"{p}: path does not exist")
     out: list[Manifest] = []
+    plain: list[bool] = []  # per object: whether it holds plain JSON values only
     with _gc_paused():
         for f in files:
             text, source = _read(f)
-            out.extend(parse_manifest_text(text, source))
+            objects, is_plain = _parse(text, source)
+            out.extend(objects)
+            plain.extend([is_plain] * len(objects))
         for m in out:
             _default_namespace(m.obj)
         if check is not None:
             check(out)
-        for m in out:
-            validate_object(m.obj, source=m.source)
+        valid_pod_specs: set[bytes] = set()  # many pods of a file share one spec: each is checked once
+        for m, is_plain in zip(out, plain, strict=True):
+            validate_object(m.obj, source=m.source, valid_pod_specs=valid_pod_specs if is_plain else None)
     return out

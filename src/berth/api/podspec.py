@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import msgspec
+
 from berth.api.checks import (
     Context,
     dns_label_cached,
@@ -309,8 +311,23 @@ def _validate_match_label_keys(path: str, value: object, selector: object, ctx: 
             ctx.invalid(f"{path}[{i}]", key, "exists in both matchLabelKeys and labelSelector")
 
 
+_ENCODE = msgspec.json.Encoder().encode
+
+
 def validate_pod_spec(path: str, value: object, ctx: Context) -> None:
-    """Validate a PodSpec at *path* (also used for pod templates by other kinds)."""
+    """Validate a PodSpec at *path* (also used for pod templates by other kinds); one whose JSON encoding is in
+    ``ctx.valid_pod_specs`` is valid (only plain JSON values come with that set)."""
+    known = ctx.valid_pod_specs
+    if known is None:
+        _validate_pod_spec(path, value, ctx)
+        return
+    key = _ENCODE(value)  # tells plain JSON values apart exactly
+    if key not in known:
+        _validate_pod_spec(path, value, ctx)
+        known.add(key)
+
+
+def _validate_pod_spec(path: str, value: object, ctx: Context) -> None:
     spec = ctx.mapping(path, value)
     names: set[str] = set()
     _validate_containers(f"{path}.containers", spec.get("containers"), ctx, names, init=False, required=True)

@@ -93,8 +93,16 @@ def _validate_metadata(obj: Mapping[str, Any], info: KindInfo, ctx: Context) -> 
                 ctx.invalid(f"metadata.annotations[{k}]", v, "must be a string")
 
 
-def validate_object(obj: Mapping[str, Any], *, source: str | None = None) -> None:
-    """Validate one object; raise :class:`InvalidObjectError` naming the field on the first problem."""
+def validate_object(
+    obj: Mapping[str, Any], *, source: str | None = None, valid_pod_specs: set[bytes] | None = None
+) -> None:
+    """Validate one object; raise :class:`InvalidObjectError` naming the field on the first problem.
+
+    `valid_pod_specs` is only for an object of plain JSON values (str, int, float, bool, None, list, dict with
+    str keys, as msgspec decodes JSON): there the JSON encoding of a value tells it from every other value, so
+    a pod spec whose encoding is in the set is valid and is not checked again; the encodings of the pod specs
+    found valid are added to it.
+    """
     if type(obj) is not dict and not isinstance(obj, Mapping):
         raise InvalidObjectError(
             "Object", "", "<root>", obj, "Invalid value: must be an object", source=source
@@ -106,7 +114,7 @@ def validate_object(obj: Mapping[str, Any], *, source: str | None = None) -> Non
         md = None
     raw_name = md.get("name") if md is not None else None
     name = raw_name if isinstance(raw_name, str) else ""
-    ctx = Context(kind if isinstance(kind, str) and kind else "Object", name, source)
+    ctx = Context(kind if isinstance(kind, str) and kind else "Object", name, source, valid_pod_specs)
     if not api_version:
         ctx.required("apiVersion")
     if not kind:
