@@ -101,7 +101,7 @@ def test_regression_disruption_sync_order_independent_of_string_hashing() -> Non
     """Invariant ``determinism`` (found across processes by the fuzz run, e.g. seeds 8, 9 and 12): the same
     scenario gives the same objects whatever the interpreter's string-hash seed.
 
-    When the pod becomes Running, DisruptionController._on_pod enqueues its budgets by iterating the set of
+    When the pod becomes Running, DisruptionController.handle_pod enqueues its budgets by iterating the set of
     their names (``for b in new``, disruption.py), so the two budgets are synced, written and their NoPods /
     status events recorded in an order that depends on PYTHONHASHSEED: resourceVersions and event names differ
     between two `berth simulate` runs of the same input."""

@@ -9,10 +9,14 @@ from typing import Any
 import pytest
 from gang_helpers import bound, pg_obj, pod_group, simulate
 
-from berth.controllers.podgroup import schedule_timed_out
+from berth.clock import SimClock
+from berth.controllers.podgroup import PodGroupController, schedule_timed_out
+from berth.store import MemoryStore
 from builders import make_node, make_pod
 
 HOURS = 3600.0
+PG_KEY = ("scheduling.x-k8s.io", "PodGroup")
+POD_KEY = ("", "Pod")
 
 
 def _pg(phase: str, start: str | None, running: int = 0) -> dict[str, Any]:
@@ -77,3 +81,22 @@ def test_group_whose_pods_come_within_48_hours_runs() -> None:
     status = pg_obj(sim, "early")["status"]
     assert status == {"phase": "Running", "running": 2, "scheduleStartTime": "2024-01-03T00:00:00Z"}
     assert _timeout_events(sim) == []
+
+
+def test_member_that_loses_its_label_leaves_the_group() -> None:
+    store = MemoryStore()
+    clock = SimClock()
+    ctrl = PodGroupController(store, clock)
+    store.subscribe(lambda ev: ctrl.handle_event(ev.type, ev.object))
+    store.create(pod_group("pg", 1))
+    pod = store.create(make_pod("p").pod_group("pg").node("n1").obj())
+    pod = store.update_status({**pod, "status": {"phase": "Running"}})
+    clock.run()
+    store.update_status({**pod, "status": {"phase": "Running"}})  # a new version, to run another reconcile
+    clock.run()
+    assert store.get(PG_KEY, "default", "pg")["status"]["phase"] == "Running"
+    pod = store.get(POD_KEY, "default", "p")
+    store.update({**pod, "metadata": {**pod["metadata"], "labels": {}}})  # no longer a member
+    clock.run()
+    status = store.get(PG_KEY, "default", "pg")["status"]
+    assert status == {"phase": "Pending", "scheduleStartTime": "2024-01-01T00:00:00Z"}  # no member runs

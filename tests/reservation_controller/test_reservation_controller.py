@@ -157,6 +157,26 @@ def test_owner_deletion_and_completion_give_resources_back(sim: Simulation) -> N
     assert st["phase"] == "Available"
 
 
+def test_owner_losing_its_allocation_gives_resources_back(sim: Simulation) -> None:
+    sim.store.create(reservation(allocateOnce=False))
+    r = make_available(sim)
+    sim.store.create(
+        make_pod("a").label(app="web").allocated_to(r).node("n1").req(cpu="500m", memory="512Mi").obj()
+    )
+    sim.store.create(
+        make_pod("b").label(app="web").allocated_to(r).node("n1").req(cpu="1", memory="1Gi").obj()
+    )
+    sim.run_until_idle()
+    assert status(sim)["allocated"] == {"cpu": "1500m", "memory": "1536Mi"}
+
+    a = sim.store.get(POD, "default", "a")
+    sim.store.update({**a, "metadata": {**a["metadata"], "annotations": {}}})  # no allocation any more
+    sim.run_until_idle()
+    st = status(sim)
+    assert st["allocated"] == {"cpu": "1", "memory": "1Gi"}
+    assert st["currentOwners"] == refs(sim, "b")
+
+
 def test_allocate_once_succeeds_on_first_owner(sim: Simulation) -> None:
     sim.store.create(reservation())
     r = make_available(sim)

@@ -172,7 +172,7 @@ class DisruptionController:
         for pdb in store.list(PDB_KEY)[0]:
             self._on_budget("ADDED", pdb)
         for pod in store.list(POD_KEY)[0]:
-            self._on_pod("ADDED", pod)
+            self.handle_pod("ADDED", pod)
 
     # ----- time -------------------------------------------------------------------------------
     def _now(self) -> float:
@@ -186,7 +186,7 @@ class DisruptionController:
         """React to an ADDED/MODIFIED/DELETED event of a Pod, PodDisruptionBudget, ReplicaSet or Deployment."""
         kind = obj.get("kind")
         if kind == "Pod":
-            self._on_pod(type_, obj)
+            self.handle_pod(type_, obj)
         elif kind == "PodDisruptionBudget":
             self._on_budget(type_, obj)
         elif kind in ("ReplicaSet", "Deployment", "StatefulSet", "ReplicationController"):
@@ -220,11 +220,16 @@ class DisruptionController:
                     self._pod_budgets.setdefault((ns, pod["metadata"]["name"]), set()).add(name)
         self._enqueue(key)
 
-    def _on_pod(self, type_: str, pod: Mapping[str, Any]) -> None:
+    def handle_pod(self, type_: str, pod: Mapping[str, Any]) -> None:
+        """React to a Pod event: the budgets that select it, now or before, are synced when it matters."""
         meta = pod["metadata"]
-        ns, name = meta.get("namespace") or "default", meta["name"]
+        ns = meta.get("namespace") or "default"
+        budgets = self._budgets.get(ns)
+        if not budgets and not self._pod_budgets:
+            return  # no budget selects a pod now or did before (the common case: no budgets at all)
+        name = meta["name"]
         key = (ns, name)
-        budgets = self._budgets.get(ns) or {}
+        budgets = budgets or {}
         if not budgets and key not in self._pod_budgets:
             return  # no budget selects it now or did before (the common case: a namespace without budgets)
         old = self._pod_budgets.get(key) or set()

@@ -92,11 +92,15 @@ class ElasticQuotaController:
         """React to a Pod or ElasticQuota event (other kinds are ignored)."""
         kind = obj.get("kind")
         if kind == "Pod":
-            ns = self._on_pod(type_, obj)
-            if ns is not None:
-                self._sync_namespace(ns)
+            self.handle_pod(type_, obj)
         elif kind == "ElasticQuota":
             self._on_quota(type_, obj)
+
+    def handle_pod(self, type_: str, obj: Mapping[str, Any]) -> None:
+        """React to a Pod event: the status of its namespace's quotas follows its running requests."""
+        ns = self._on_pod(type_, obj)
+        if ns is not None:
+            self._sync_namespace(ns)
 
     def used(self, namespace: str) -> dict[str, int]:
         """The summed requests of the Running pods of ``namespace``."""

@@ -58,20 +58,21 @@ class SimKubelet:
             return
         self._nodes.add(name)
         for pod in (self._waiting.pop(name, None) or {}).values():
-            self.handle_event("MODIFIED", pod)
+            self.handle_pod("MODIFIED", pod)
 
     def handle_event(self, type_: str, obj: Mapping[str, Any]) -> None:
         """React to a Pod or Node change."""
         kind = obj.get("kind")
         if kind == "Node":
             self._on_node(type_, obj)
-            return
-        if kind != "Pod":
-            return
+        elif kind == "Pod":
+            self.handle_pod(type_, obj)
+
+    def handle_pod(self, type_: str, obj: Mapping[str, Any]) -> None:
+        """React to a Pod change."""
         meta = obj["metadata"]
         uid = meta.get("uid", "")
-        spec = obj.get("spec") or {}
-        node = spec.get("nodeName")
+        node = (obj.get("spec") or {}).get("nodeName")
         if type_ == "DELETED":
             self._started.discard(uid)
             self._finishing.pop(uid, None)
@@ -85,31 +86,37 @@ class SimKubelet:
             if uid not in self._started:
                 self._waiting.setdefault(node, {})[uid] = obj
             return
-        ns, name = meta.get("namespace", "default"), meta["name"]
-        deletion = meta.get("deletionTimestamp")
-        if deletion:
+        if meta.get("deletionTimestamp"):
             if uid not in self._terminating:
-                self._terminating.add(uid)
-                grace = meta.get("deletionGracePeriodSeconds")
-                when = self.clock.now() + float(grace if grace is not None else 0)
-                run_ends = self._finishing.get(uid)
-                if run_ends is not None:
-                    when = min(when, max(run_ends, self.clock.now()))
-                self._at(when, 5, lambda: self._remove(ns, name, uid))
+                self._terminate(obj, uid)
             return
         phase = (obj.get("status") or {}).get("phase")
-        if phase in ("Succeeded", "Failed"):
-            return
-        annotations = meta.get("annotations") or {}
-        if uid not in self._started and phase != "Running":
+        if phase == "Running":
+            if uid in self._finishing:
+                return
+            annotations = meta.get("annotations")
+            if annotations and ANNOTATION_DURATION in annotations:
+                ns, name = meta.get("namespace", "default"), meta["name"]
+                ends = self.clock.now() + _duration(annotations[ANNOTATION_DURATION])
+                self._finishing[uid] = ends
+                self._at(ends, 4, lambda: self._finish(ns, name, uid))
+        elif uid not in self._started and phase not in ("Succeeded", "Failed"):
             self._started.add(uid)
-            startup = _duration(annotations.get(ANNOTATION_STARTUP, "0s"))
+            ns, name = meta.get("namespace", "default"), meta["name"]
+            startup = _duration((meta.get("annotations") or {}).get(ANNOTATION_STARTUP, "0s"))
             self._at(self.clock.now() + startup, 3, lambda: self._start(ns, name, uid))
-        elif phase == "Running" and uid not in self._finishing and ANNOTATION_DURATION in annotations:
-            duration = _duration(annotations[ANNOTATION_DURATION])
-            ends = self.clock.now() + duration
-            self._finishing[uid] = ends
-            self._at(ends, 4, lambda: self._finish(ns, name, uid))
+
+    def _terminate(self, pod: Mapping[str, Any], uid: str) -> None:
+        """Remove a pod marked for deletion when its grace period ends (or its run, if that ends first)."""
+        meta = pod["metadata"]
+        ns, name = meta.get("namespace", "default"), meta["name"]
+        self._terminating.add(uid)
+        grace = meta.get("deletionGracePeriodSeconds")
+        when = self.clock.now() + float(grace if grace is not None else 0)
+        run_ends = self._finishing.get(uid)
+        if run_ends is not None:
+            when = min(when, max(run_ends, self.clock.now()))
+        self._at(when, 5, lambda: self._remove(ns, name, uid))
 
     def _unwait(self, node: str, uid: str) -> None:
         waiting = self._waiting[node]

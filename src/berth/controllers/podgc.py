@@ -43,13 +43,13 @@ class PodGCController:
         for node in store.list(NODE_KEY)[0]:
             self._nodes.add(node["metadata"]["name"])
         for pod in store.list(POD_KEY)[0]:
-            self._on_pod("ADDED", pod)
+            self.handle_pod("ADDED", pod)
 
     def handle_event(self, type_: str, obj: Mapping[str, Any]) -> None:
         """React to a Node or Pod event (other kinds are ignored)."""
         kind = obj.get("kind")
         if kind == "Pod":
-            self._on_pod(type_, obj)
+            self.handle_pod(type_, obj)
         elif kind == "Node":
             name = obj["metadata"]["name"]
             if type_ == "DELETED":
@@ -62,25 +62,23 @@ class PodGCController:
                 if timer is not None:
                     timer.cancel()
 
-    def _on_pod(self, type_: str, pod: Mapping[str, Any]) -> None:
+    def handle_pod(self, type_: str, pod: Mapping[str, Any]) -> None:
+        """React to a Pod event: index the pod under its node."""
         meta = pod["metadata"]
         key = (meta.get("namespace") or "default", meta["name"])
-        if type_ != "DELETED":
-            node = (pod.get("spec") or {}).get("nodeName")
-            if node and self._where.get(key) == node:
-                if node not in self._nodes:
-                    self._arm(node)
-                return  # still on the same node (e.g. a status write): nothing moves
-        old = self._where.pop(key, None)
+        node = None if type_ == "DELETED" else (pod.get("spec") or {}).get("nodeName")
+        old = self._where.get(key)
+        if node and old == node:
+            if node not in self._nodes:
+                self._arm(node)
+            return  # still on the same node (e.g. a status write): nothing moves
         if old is not None:
+            del self._where[key]
             bucket = self._pods.get(old)
             if bucket is not None:
                 bucket.pop(key, None)
                 if not bucket:
                     del self._pods[old]
-        if type_ == "DELETED":
-            return
-        node = (pod.get("spec") or {}).get("nodeName")
         if not node:
             return
         self._where[key] = node

@@ -117,6 +117,9 @@ class PodGroupController:
     def handle_event(self, type_: str, obj: Mapping[str, Any]) -> None:
         """React to a Pod or PodGroup event (other kinds are ignored)."""
         kind = obj.get("kind")
+        if kind == "Pod":
+            self.handle_pod(type_, obj)
+            return
         meta = obj.get("metadata") or _EMPTY
         ns = meta.get("namespace") or "default"
         if kind == POD_GROUP_KIND:
@@ -127,13 +130,16 @@ class PodGroupController:
             group = str(obj.get("apiVersion") or "").rpartition("/")[0]
             self._groups[key] = (group, POD_GROUP_KIND)
             self._mark(key)
-        elif kind == "Pod":
-            self._on_pod(type_, obj, meta, ns)
 
-    def _on_pod(self, type_: str, pod: Mapping[str, Any], meta: Mapping[str, Any], ns: str) -> None:
-        uid = meta.get("uid") or ""
+    def handle_pod(self, type_: str, pod: Mapping[str, Any]) -> None:
+        """React to a Pod event: its pod group, now or before, is reconciled when its membership or phase
+        changed."""
+        meta = pod.get("metadata") or _EMPTY
         name = (meta.get("labels") or _EMPTY).get(POD_GROUP_LABEL) or ""
-        key = (ns, name) if name else None
+        if not name and not self._group_of:
+            return  # in no pod group, now or before (the common case)
+        uid = meta.get("uid") or ""
+        key = (meta.get("namespace") or "default", name) if name else None
         old = self._group_of.get(uid)
         if old is not None and (type_ == "DELETED" or old != key):
             bucket = self._members.get(old)

@@ -26,6 +26,7 @@ from berth.api.contracts import Store
 from berth.api.errors import InvalidObjectError, NotFound
 from berth.api.quantity import format_resource, resource_amount
 from berth.api.reservation import (
+    ANNOTATION_RESERVATION_ALLOCATED,
     CONDITION_READY,
     PHASE_AVAILABLE,
     PHASE_FAILED,
@@ -101,7 +102,7 @@ class ReservationController:
         """React to a Reservation, Pod or Node change (other kinds are ignored)."""
         kind = obj.get("kind")
         if kind == "Pod":
-            self._on_pod(type_, obj)
+            self.handle_pod(type_, obj)
         elif kind == "Node":
             self._on_node(type_, obj)
         elif kind == "Reservation" and str(obj.get("apiVersion") or "").startswith(RESERVATION_GROUP + "/"):
@@ -139,9 +140,15 @@ class ReservationController:
         for rname in on_node:
             self._sync(rname)
 
-    def _on_pod(self, type_: str, pod: Mapping[str, Any]) -> None:
+    def handle_pod(self, type_: str, pod: Mapping[str, Any]) -> None:
+        """React to a Pod change: the reservations it is allocated to, now or before, are synced."""
         meta = pod["metadata"]
         pod_uid = meta.get("uid", "")
+        annotations = meta.get("annotations")
+        if (not annotations or ANNOTATION_RESERVATION_ALLOCATED not in annotations) and (
+            pod_uid not in self._pod_reservation
+        ):
+            return  # allocated to no reservation, now or before (the common case)
         affected: list[str] = []
         old_r = self._pod_reservation.pop(pod_uid, None)
         previous: _Owner | None = None

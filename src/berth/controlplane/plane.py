@@ -278,7 +278,8 @@ class ControlPlane(Generic[S]):
     def _handlers(self) -> tuple[dict[str, tuple[Handler, ...]], tuple[Handler, ...]]:
         """The components' event handlers per kind, each kind's in the order they always run (the scheduler,
         the kubelet, then the controllers), and those of any other kind; built again only when a component
-        changes (a controller left out has no handler)."""
+        changes (a controller left out has no handler). A component's ``handle_pod``, when it has one, takes
+        its Pod events (the bulk of them) without its ``handle_event`` asking the kind again."""
         sched = self.scheduler
         parts = (
             sched,
@@ -344,7 +345,9 @@ class ControlPlane(Generic[S]):
                 if component is None:
                     continue
                 if kind in kinds if kinds is not None else kind != "Event":
-                    out.append(component.handle_event)
+                    # a Pod event goes straight to a component's Pod handler, if it has one
+                    handle = getattr(component, "handle_pod", None) if kind == "Pod" else None
+                    out.append(handle or component.handle_event)
             return tuple(out)
 
         named = set(sched_kinds).union(*(kinds for _, kinds in followers if kinds is not None), ("Event",))

@@ -122,16 +122,17 @@ class WorkloadControllers:
         """React to an ADDED/MODIFIED/DELETED event of a Pod, ReplicaSet or Deployment (others are ignored)."""
         kind = obj.get("kind")
         if kind == "Pod":
-            self._on_pod(type_, obj)
+            self.handle_pod(type_, obj)
         elif kind == "ReplicaSet":
             self._on_replica_set(type_, obj)
         elif kind == "Deployment":
             self._on_deployment(type_, obj)
 
-    def _on_pod(self, type_: str, pod: Mapping[str, Any]) -> None:
+    def handle_pod(self, type_: str, pod: Mapping[str, Any]) -> None:
+        """React to an ADDED/MODIFIED/DELETED event of a Pod: index it and queue the ReplicaSets it concerns."""
         meta = pod["metadata"]
         ns = meta.get("namespace", "")
-        ref = controller_of(pod)
+        ref = controller_of(pod) if meta.get("ownerReferences") else None
         if type_ == "DELETED":
             self.pods.remove(pod)
             if ref is not None and ref.get("kind") == "ReplicaSet":
@@ -145,7 +146,7 @@ class WorkloadControllers:
             if ref.get("kind") == "ReplicaSet":
                 self._enqueue(("ReplicaSet", ns, ref["name"]))
             return
-        if not is_pod_active(pod) or not self._rs_names.get(ns):
+        if not self._rs_names.get(ns) or not is_pod_active(pod):
             return
         labels = meta.get("labels") or {}
         for rs in self.store.list(RS_KEY, ns)[0]:

@@ -106,21 +106,12 @@ class BatchControllers:
     def handle_event(self, type_: str, obj: Mapping[str, Any]) -> None:
         """React to an ADDED/MODIFIED/DELETED event of a Pod, Job or CronJob (others are ignored)."""
         kind = obj.get("kind")
+        if kind == "Pod":
+            self.handle_pod(type_, obj)
+            return
         meta = obj["metadata"]
         ns = meta.get("namespace", "")
-        if kind == "Pod":
-            if self.jobs is None:
-                return
-            ref = controller_of(obj)
-            if ref is None or ref.get("kind") != "Job":
-                return  # only a Job's own pods matter here (orphans are not adopted)
-            if type_ == "DELETED":
-                self.pods.remove(obj)
-                self.jobs.pod_deleted(obj)
-            else:
-                self.pods.upsert(obj)
-            self._enqueue(("Job", ns, str(ref.get("name"))))
-        elif kind == "Job":
+        if kind == "Job":
             ref = controller_of(obj)
             if self.jobs is not None:
                 if type_ == "DELETED":
@@ -131,3 +122,20 @@ class BatchControllers:
                 self._enqueue(("CronJob", ns, str(ref.get("name"))))
         elif kind == "CronJob" and self.cronjobs is not None and type_ != "DELETED":
             self._enqueue(("CronJob", ns, meta["name"]))
+
+    def handle_pod(self, type_: str, obj: Mapping[str, Any]) -> None:
+        """React to an ADDED/MODIFIED/DELETED event of a Pod: a Job's own pod is indexed and its Job synced."""
+        if self.jobs is None:
+            return
+        meta = obj["metadata"]
+        if not meta.get("ownerReferences"):
+            return  # no controller, so no Job's (orphans are not adopted)
+        ref = controller_of(obj)
+        if ref is None or ref.get("kind") != "Job":
+            return  # only a Job's own pods matter here (orphans are not adopted)
+        if type_ == "DELETED":
+            self.pods.remove(obj)
+            self.jobs.pod_deleted(obj)
+        else:
+            self.pods.upsert(obj)
+        self._enqueue(("Job", meta.get("namespace", ""), str(ref.get("name"))))

@@ -39,9 +39,12 @@ class PodIndex:
         """Record a pod's latest version; returns the uid of its previous controller when that changed."""
         meta = pod["metadata"]
         uid = meta.get("uid", "")
-        ref = controller_of(pod)
+        ref = controller_of(pod) if meta.get("ownerReferences") else None
         where = (True, ref["uid"]) if ref is not None else (False, meta.get("namespace", ""))
         old = self._where.get(uid)
+        if old == where:  # the common case, a new version in the same group
+            (self._owned if where[0] else self._orphans)[where[1]][uid] = pod
+            return None
         previous: str | None = None
         if old is not None and old != where:
             self._drop(uid, old)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from berth.api.contracts import Recorder, Store
@@ -34,6 +34,8 @@ class StatefulSets:
             self.driver.enqueue_after,
         )
         self.driver.bind(self.controller.sync)
+        self.handle_pod: Callable[[str, Mapping[str, Any]], None] = self.driver.on_pod
+        """React to a Pod event."""
 
     def handle_event(self, type_: str, obj: Mapping[str, Any]) -> None:
         """React to a Pod or StatefulSet event (others are ignored)."""
@@ -58,6 +60,8 @@ class DaemonSets:
             self.driver.enqueue_after,
         )
         self.driver.bind(self.controller.sync)
+        self.handle_pod: Callable[[str, Mapping[str, Any]], None] = self.driver.on_pod
+        """React to a Pod event."""
         self._nodes: dict[str, tuple[Any, Any, Any]] = {}
 
     def handle_event(self, type_: str, obj: Mapping[str, Any]) -> None:

@@ -316,7 +316,7 @@ class MigrationController:
         """React to a PodMigrationJob, Pod or Reservation change (other kinds are ignored)."""
         kind = obj.get("kind")
         if kind == "Pod":
-            self._on_pod(obj)
+            self.handle_pod(type_, obj)
         elif kind == PMJ_KIND and str(obj.get("apiVersion") or "").startswith(PMJ_GROUP + "/"):
             self._on_job(type_, obj)
         elif kind == "Reservation":
@@ -362,7 +362,8 @@ class MigrationController:
         self._arbitrate_soon()
         self._reconcile(name)
 
-    def _on_pod(self, pod: Mapping[str, Any]) -> None:
+    def handle_pod(self, type_: str, pod: Mapping[str, Any]) -> None:
+        """React to a Pod change: the jobs that name it are reconciled, the waiting ones arbitrated."""
         if not self._by_pod and not self._waiting:
             return  # no job names a pod and none waits: nothing to reconcile or arbitrate
         md = _meta(pod)
