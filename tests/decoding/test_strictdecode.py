@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from berth.server.strictdecode import (
+    CleanFields,
     UnknownField,
     has_schema,
     render_path,
@@ -32,6 +33,17 @@ def _pod(**spec: Any) -> dict[str, Any]:
 
 def test_a_valid_pod_has_no_unknown_field() -> None:
     assert unknown_fields(make_pod("web").req(cpu="1").obj()) == []
+
+
+def test_clean_top_level_fields_are_remembered_by_their_encoding() -> None:
+    clean: CleanFields = set()
+    assert unknown_fields(_pod(), clean=clean) == []
+    assert len(clean) == 1  # the spec; a metadata never is
+    typo = _pod()
+    typo["spec"]["containers"][0]["resources"]["requestz"] = {}
+    expected = [UnknownField(("spec", "containers", 0, "resources", "requestz"), "requests")]
+    assert unknown_fields(typo, clean=clean) == unknown_fields(typo) == expected
+    assert len(clean) == 1
 
 
 def test_the_issues_pod_typos_with_did_you_mean() -> None:

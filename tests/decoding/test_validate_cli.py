@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,20 @@ def _lines(f: Path) -> list[str]:
         f'{f}#1: Pod "default/web": strict decoding error: unknown field "spec.nodeSelecter" '
         '(did you mean "spec.nodeSelector"?)',
         f'{f}#2: ElasticQuota "team/q": strict decoding error: unknown field "spec.mix"',
+    ]
+
+
+def test_pods_of_a_json_file_sharing_a_spec_are_each_checked(tmp_path: Path) -> None:
+    # a spec found without unknown fields is not walked again: one differing deep down still is
+    pods = [make_pod(f"p{i}").req(cpu="100m").obj() for i in range(4)]
+    pods[2]["spec"]["containers"][0]["resources"]["limitz"] = {"cpu": "1"}
+    f = tmp_path / "pods.json"
+    f.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": pods}))
+    code, out, err = _berth("simulate", str(f))
+    assert (code, out) == (2, "")
+    assert err.splitlines() == [
+        f'error: {f} items[2]: Pod "default/p2": strict decoding error: unknown field '
+        '"spec.containers[0].resources.limitz" (did you mean "spec.containers[0].resources.limits"?)'
     ]
 
 

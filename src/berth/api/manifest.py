@@ -14,7 +14,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
@@ -57,6 +57,9 @@ class Manifest:
     source: str
     shares: bool = False
     """Some of its dicts or lists may also be another object's (its file may hold a YAML alias)."""
+    plain: bool = field(default=False, compare=False, repr=False)
+    """It holds plain JSON values only, as msgspec decodes JSON: str, int, float, bool, None, list and dict with
+    str keys (where the JSON encoding of a value tells it from every other value)."""
 
 
 ManifestCheck = Callable[[Sequence["Manifest"]], None]
@@ -121,7 +124,7 @@ def _documents(text: str, path: str) -> tuple[list[Any], bool]:
         raise ManifestError(f"{where}: invalid YAML: {problem}") from None
 
 
-def _flatten(doc: Any, source: str, out: list[Manifest]) -> None:
+def _flatten(doc: Any, source: str, out: list[Manifest], plain: bool) -> None:
     if not isinstance(doc, dict):
         raise ManifestError(f"{source}: expected an object, got {type(doc).__name__}")
     kind = doc.get("kind")
@@ -130,28 +133,23 @@ def _flatten(doc: Any, source: str, out: list[Manifest]) -> None:
         if not isinstance(items, list):
             raise ManifestError(f"{source}: items: expected a list")
         for j, item in enumerate(items):
-            _flatten(item, f"{source} items[{j}]", out)
+            _flatten(item, f"{source} items[{j}]", out, plain)
         return
-    out.append(Manifest(doc, source))
+    out.append(Manifest(doc, source, plain=plain))
 
 
 def parse_manifest_text(text: str, path: str) -> list[Manifest]:
     """Parse one file's text (JSON when *path* ends in .json, else YAML) into unvalidated objects."""
-    return _parse(text, path)[0]
-
-
-def _parse(text: str, path: str) -> tuple[list[Manifest], bool]:
-    """`parse_manifest_text`, and whether the objects hold plain JSON values only (see `_documents`)."""
     docs, plain = _documents(text, path)
     multi = len(docs) > 1
     out: list[Manifest] = []
     for i, doc in enumerate(docs):
         if doc is None:
             continue
-        _flatten(doc, f"{path}#{i}" if multi else path, out)
+        _flatten(doc, f"{path}#{i}" if multi else path, out, plain)
     if not _is_json(text, path) and safeyaml.may_have_aliases(text):
         out = [Manifest(m.obj, m.source, shares=True) for m in out]
-    return out, plain
+    return out
 
 
 def _default_namespace(obj: dict[str, Any]) -> None:
@@ -199,18 +197,15 @@ def load_manifests(paths: Sequence[str], *, check: ManifestCheck | None = None) 
         else:
             raise ManifestError(f"{p}: path does not exist")
     out: list[Manifest] = []
-    plain: list[bool] = []  # per object: whether it holds plain JSON values only
     with _gc_paused():
         for f in files:
             text, source = _read(f)
-            objects, is_plain = _parse(text, source)
-            out.extend(objects)
-            plain.extend([is_plain] * len(objects))
+            out.extend(parse_manifest_text(text, source))
         for m in out:
             _default_namespace(m.obj)
         if check is not None:
             check(out)
         valid_pod_specs: set[bytes] = set()  # many pods of a file share one spec: each is checked once
-        for m, is_plain in zip(out, plain, strict=True):
-            validate_object(m.obj, source=m.source, valid_pod_specs=valid_pod_specs if is_plain else None)
+        for m in out:
+            validate_object(m.obj, source=m.source, valid_pod_specs=valid_pod_specs if m.plain else None)
     return out

@@ -21,10 +21,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+import msgspec
+
 from berth.server.openapi_crds import SCHEMAS
 from berth.server.protobuf_schema import KINDS, MESSAGES
 
 __all__ = [
+    "CleanFields",
     "UnknownField",
     "has_schema",
     "strict_decoding_error",
@@ -346,11 +349,45 @@ def _walk_object(obj: Mapping[str, Any], path: tuple[PathPart, ...], out: list[U
         _walk(node, obj, path, out)
 
 
-def unknown_fields(obj: Mapping[str, Any]) -> list[UnknownField]:
+_ENCODE = msgspec.json.Encoder().encode
+
+CleanFields = set[tuple[object, bytes]]
+"""Top-level fields (but metadata) found without unknown fields, by the node of their schema and their JSON
+encoding (see `unknown_fields`)."""
+
+
+def unknown_fields(obj: Mapping[str, Any], *, clean: CleanFields | None = None) -> list[UnknownField]:
     """The fields of `obj` its kind's schema does not know, in document order (none for a kind without a
-    schema)."""
+    schema).
+
+    `clean` is only for an object of plain JSON values (str, int, float, bool, None, list, dict with str keys,
+    as msgspec decodes JSON), where the JSON encoding of a value tells it from every other value: a top-level
+    field other than metadata that is in `clean` is not walked again (the many pods of a file share a spec),
+    and those found without unknown fields are added to it.
+    """
     out: list[UnknownField] = []
-    _walk_object(obj, (), out)
+    node = _kind_node(str(obj.get("apiVersion")), str(obj.get("kind")))
+    if node is None:
+        return out
+    if clean is None or not isinstance(obj, dict):
+        _walk(node, obj, (), out)
+        return out
+    for k, v in obj.items():  # _walk's _Struct case, with `clean` for the fields
+        child = node.children.get(k)
+        if child is None:
+            if k not in node.known and not node.open:
+                out.append(UnknownField((k,), _suggestion(str(k), node)))
+        elif v is None:
+            continue
+        elif k == "metadata":  # has a name of its own: never seen before
+            _walk(child, v, (k,), out)
+        else:
+            key = (child, _ENCODE(v))
+            if key not in clean:
+                found = len(out)
+                _walk(child, v, (k,), out)
+                if len(out) == found:
+                    clean.add(key)
     return out
 
 

@@ -14,7 +14,12 @@ from collections.abc import Callable, Sequence
 from enum import StrEnum
 
 from berth.api.manifest import Manifest, ManifestCheck, ManifestError
-from berth.server.strictdecode import strict_decoding_error, unknown_fields, without_unknown_fields
+from berth.server.strictdecode import (
+    CleanFields,
+    strict_decoding_error,
+    unknown_fields,
+    without_unknown_fields,
+)
 
 __all__ = ["StrictDecodingError", "Validation", "parse_validation", "strict_check"]
 
@@ -66,8 +71,9 @@ def strict_check(mode: Validation, warn: Callable[[str], None]) -> ManifestCheck
 
     def check(manifests: Sequence[Manifest]) -> None:
         lines: list[str] = []
+        clean: CleanFields = set()
         for m in manifests:
-            fields = unknown_fields(m.obj)
+            fields = unknown_fields(m.obj, clean=clean if m.plain else None)
             if not fields:
                 continue
             lines.append(f"{m.source}: {_who(m)}: {strict_decoding_error(fields, hints=True)}")
