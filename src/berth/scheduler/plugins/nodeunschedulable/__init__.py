@@ -35,9 +35,10 @@ class NodeUnschedulable(NodeObjectFilter, OneReasonFilter):
 
     def passing_rows(self, pod: PodInfo, table: NodeTable) -> BoolArray | None:
         """The rows not cordoned (every row when the pod tolerates it)."""
-        if tolerates_unschedulable(pod):
+        cordoned = table.unschedulable[: table.size]
+        if not np.count_nonzero(cordoned) or tolerates_unschedulable(pod):
             return None
-        passed: BoolArray = np.logical_not(table.unschedulable[: table.size])
+        passed: BoolArray = np.logical_not(cordoned)
         return passed
 
 
