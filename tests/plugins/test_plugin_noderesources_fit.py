@@ -21,6 +21,7 @@ from berth.scheduler.plugins.noderesources import (
     new_fit,
     parse_fit_args,
 )
+from berth.scheduler.plugins.noderesources.fit import failed_checks, failed_checks_of_row
 from berth.scheduler.plugins.noderesources.scorers import (
     LeastAllocated,
     RequestedToCapacityRatio,
@@ -582,3 +583,30 @@ def test_least_allocated_node_score_is_the_weighted_mean_of_resource_scores(
             wsum += w
     expected = go_div(total, wsum) if wsum else 0
     assert LeastAllocated().score(requested, allocatable, weights) == expected
+
+
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 4), st.integers(0, 40), st.integers(0, 3), st.integers(0, 30)),
+        min_size=1,
+        max_size=5,
+    ),
+    st.integers(1, 12),
+    st.integers(1, 25),
+)
+def test_one_row_of_failed_checks_is_that_row_of_the_columns(
+    rows: list[tuple[int, int, int, int]], cpu: int, memory: int
+) -> None:
+    nodes = [
+        make_node(f"n{i}").capacity(cpu=f"{c}m" if c else None, memory=m, pods=p or None).obj()
+        for i, (c, m, p, _) in enumerate(rows)
+    ]
+    pods = {
+        f"n{i}": [make_pod(f"p{i}-{j}").req(cpu="1m").info() for j in range(k % 4)]
+        for i, (*_, k) in enumerate(rows)
+    }
+    table = make_table(nodes, pods)
+    checks = fit_checks(make_pod().req(cpu=f"{cpu}m", memory=memory).info())
+    bits, passed = failed_checks(table, checks, None)
+    for r in range(table.size):
+        assert failed_checks_of_row(table, checks, r) == (int(bits[r]), bool(passed[r]))

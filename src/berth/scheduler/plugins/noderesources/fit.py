@@ -91,14 +91,12 @@ def failed_checks(
 def failed_checks_of_row(table: NodeTable, checks: tuple[Check, ...], row: int) -> tuple[int, bool]:
     """``failed_checks`` of one row."""
     allocatable, requested = table.allocatable, table.requested
-
-    def value(columns: dict[str, IntArray], name: str) -> int:
-        col = columns.get(name)
-        return 0 if col is None else int(col[row])
-
-    bits = 1 if int(table.pod_count[row]) >= value(allocatable, PODS) else 0
+    pods = allocatable.get(PODS)
+    bits = 1 if table.pod_count.item(row) >= (0 if pods is None else pods.item(row)) else 0
     for b, (name, amount, _) in enumerate(checks, start=1):
-        if value(allocatable, name) - value(requested, name) < amount:
+        alloc = allocatable.get(name)
+        used = requested.get(name)
+        if (0 if alloc is None else alloc.item(row)) - (0 if used is None else used.item(row)) < amount:
             bits |= 1 << b
     return bits, bits == 0
 
