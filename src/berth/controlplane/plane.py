@@ -340,7 +340,9 @@ class ControlPlane(Generic[S]):
         )
 
         def handlers_of(kind: str | None) -> tuple[Handler, ...]:
-            out: list[Handler] = [sched.handle_event] if kind in sched_kinds else []
+            out: list[Handler] = []
+            if kind in sched_kinds:
+                out.append(sched.handle_pod if kind == "Pod" else sched.handle_event)
             for component, kinds in followers:
                 if component is None:
                     continue

@@ -234,8 +234,9 @@ class Scheduler:
         """Feed one store change (ADDED / MODIFIED / DELETED) of a Pod, a Node or a kind plugins follow."""
         kind = obj.get("kind")
         if kind == "Pod":
-            self._on_pod(type_, obj)
-        elif kind == "Node":
+            self.handle_pod(type_, obj)
+            return
+        if kind == "Node":
             self._on_node(type_, obj)
         plugins = self._object_plugins.get(str(kind), ())
         for plugin in plugins:
@@ -243,6 +244,12 @@ class Scheduler:
         if plugins and kind not in ("Pod", "Node"):
             # e.g. an ElasticQuota or PodGroup change: retry the pods rejected by plugins that care about it
             self.queue.move_all(str(kind), _ACTIONS.get(type_, "Update"))
+
+    def handle_pod(self, type_: str, pod: Mapping[str, Any]) -> None:
+        """Feed one store change of a Pod (`handle_event` of a Pod)."""
+        self._on_pod(type_, pod)
+        for plugin in self._object_plugins.get("Pod", ()):
+            plugin.on_object_event(type_, pod)
 
     def watched_kinds(self) -> set[str]:
         """Every kind whose events the scheduler wants."""
