@@ -47,6 +47,8 @@ class TaintToleration(NodeObjectFilter, DefaultNormalizeScore):
 
     def __init__(self) -> None:
         self._groups = TaintGroupCache()
+        # the last pod tolerations read and their PreferNoSchedule ones (pods of one shape share the tuple)
+        self._last_prefer: tuple[tuple[Toleration, ...], tuple[Toleration, ...]] = ((), ())
 
     # ----- filter --------------------------------------------------------------------------
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
@@ -86,12 +88,20 @@ class TaintToleration(NodeObjectFilter, DefaultNormalizeScore):
     # ----- score ---------------------------------------------------------------------------
     def pre_score(self, state: CycleState, pod: PodInfo, table: NodeTable, feasible: IntArray) -> Status:
         """Keep the tolerations that matter for PreferNoSchedule taints (kube never skips here)."""
-        state.write(PRE_SCORE_KEY, prefer_no_schedule_tolerations(pod.tolerations))
+        state.write(PRE_SCORE_KEY, self._prefer_no_schedule(pod.tolerations))
         return SUCCESS
 
     def _tolerations(self, state: CycleState, pod: PodInfo) -> tuple[Toleration, ...]:
         tol: tuple[Toleration, ...] | None = state.get(PRE_SCORE_KEY)
-        return prefer_no_schedule_tolerations(pod.tolerations) if tol is None else tol
+        return self._prefer_no_schedule(pod.tolerations) if tol is None else tol
+
+    def _prefer_no_schedule(self, tolerations: tuple[Toleration, ...]) -> tuple[Toleration, ...]:
+        """:func:`prefer_no_schedule_tolerations`, read again only for another tuple than the last one."""
+        last, prefer = self._last_prefer
+        if tolerations is not last:
+            prefer = prefer_no_schedule_tolerations(tolerations)
+            self._last_prefer = (tolerations, prefer)
+        return prefer
 
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
         """Per-node form: the count of intolerable PreferNoSchedule taints."""
