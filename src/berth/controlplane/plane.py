@@ -342,7 +342,8 @@ class ControlPlane(Generic[S]):
         def handlers_of(kind: str | None) -> tuple[Handler, ...]:
             out: list[Handler] = []
             if kind in sched_kinds:
-                out.append(sched.handle_pod if kind == "Pod" else sched.handle_event)
+                handle = getattr(sched, "handle_pod", None) if kind == "Pod" else None
+                out.append(handle or sched.handle_event)
             for component, kinds in followers:
                 if component is None:
                     continue
