@@ -11,12 +11,11 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from plugin_helpers import new_state
+from plugin_helpers import plugin_outputs, resource_plugins
 
 from berth.scheduler.framework import NodeTable, PodInfo, columncache
 from berth.scheduler.framework.columncache import ColumnCache
 from berth.scheduler.framework.cycle_state import Overlay, OverlayLineage
-from berth.scheduler.plugins import default_registry
 from builders import make_node, make_pod, make_table
 
 NODES = 24
@@ -250,30 +249,6 @@ def test_column_cache_recomputes_everything_once_a_lineage_log_was_cleared(
     assert counting.full == 2
 
 
-def _plugins() -> list[Any]:
-    registry = default_registry()
-    fit, balanced = registry.get("NodeResourcesFit"), registry.get("NodeResourcesBalancedAllocation")
-    assert fit is not None and balanced is not None
-    return [
-        fit({"scoringStrategy": {"type": "LeastAllocated"}}, None),  # type: ignore[arg-type]
-        fit({"scoringStrategy": {"type": "MostAllocated"}}, None),  # type: ignore[arg-type]
-        balanced({}, None),  # type: ignore[arg-type]
-    ]
-
-
-def _outputs(plugin: Any, pod: PodInfo, table: NodeTable) -> tuple[list[Any], list[int]]:
-    rows = np.arange(table.size, dtype=np.int64)
-    state = new_state()
-    statuses: list[Any] = []
-    if hasattr(plugin, "filter_nodes"):
-        plugin.pre_filter(state, pod, table)
-        verdicts = plugin.filter_nodes(state, pod, table)
-        statuses = [verdicts.status_of(i) for i in range(table.size)]
-    if plugin.pre_score(state, pod, table, rows).is_skip():
-        return statuses, []
-    return statuses, plugin.score_nodes(state, pod, table, rows).tolist()
-
-
 plugin_op = st.one_of(
     st.tuples(st.just("add"), st.integers(0, NODES - 1), st.sampled_from(("200m", "1", "3"))),
     st.tuples(st.just("remove"), st.integers(0, 50)),
@@ -293,7 +268,7 @@ def test_plugins_kept_columns_under_a_lineage_equal_fresh_computations(
     monkeypatch.setattr(columncache, "ONE_BY_ONE", 4)  # both ways of recomputing rows
     table = _table()
     lin = Lineage(NODES, 5)
-    kept = _plugins()
+    kept = resource_plugins()
     added: list[tuple[int, PodInfo]] = []
     pod = make_pod("p").req(cpu="500m", memory=300).info()
 
@@ -301,10 +276,10 @@ def test_plugins_kept_columns_under_a_lineage_equal_fresh_computations(
         ov = lin.version()
         table.apply_overlay([ov])
         try:
-            for plugin, fresh in zip(kept, _plugins(), strict=True):
-                expected = _outputs(fresh, pod, table)
+            for plugin, fresh in zip(kept, resource_plugins(), strict=True):
+                expected = plugin_outputs(fresh, pod, table)
                 for _ in range(2):
-                    assert _outputs(plugin, pod, table) == expected, plugin.name
+                    assert plugin_outputs(plugin, pod, table) == expected, plugin.name
         finally:
             table.apply_overlay([ov], -1)
 

@@ -9,19 +9,14 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from plugin_helpers import new_state
+from plugin_helpers import new_state, plugin_outputs, resource_plugins
 
 from berth.scheduler.framework import NodeTable, PodInfo, columncache
 from berth.scheduler.framework.cycle_state import Overlay
-from berth.scheduler.plugins import default_registry
 from builders import make_node, make_pod, make_table
 
 NODES = 40
 SHAPES = (("100m", 100), ("1", 0), ("2500m", 3000))
-SCORING = (
-    {"scoringStrategy": {"type": "LeastAllocated"}},
-    {"scoringStrategy": {"type": "MostAllocated"}},
-)
 
 op_st = st.one_of(
     st.tuples(
@@ -38,35 +33,14 @@ op_st = st.one_of(
 )
 
 
-def _plugins() -> list[Any]:
-    registry = default_registry()
-    fit, balanced = registry.get("NodeResourcesFit"), registry.get("NodeResourcesBalancedAllocation")
-    assert fit is not None and balanced is not None
-    return [fit(args, None) for args in SCORING] + [balanced({}, None)]  # type: ignore[arg-type]
-
-
-def _outputs(plugin: Any, pod: PodInfo, table: NodeTable) -> tuple[list[Any], list[int]]:
-    """The plugin's statuses and scores of every row."""
-    rows = np.arange(table.size, dtype=np.int64)
-    state = new_state()
-    statuses: list[Any] = []
-    if hasattr(plugin, "filter_nodes"):
-        plugin.pre_filter(state, pod, table)
-        verdicts = plugin.filter_nodes(state, pod, table)
-        statuses = [verdicts.status_of(i) for i in range(table.size)]
-    if plugin.pre_score(state, pod, table, rows).is_skip():
-        return statuses, []
-    return statuses, plugin.score_nodes(state, pod, table, rows).tolist()
-
-
 def _check(kept: list[Any], table: NodeTable) -> None:
     """The long-lived plugins answer as new ones (which compute everything afresh)."""
     for cpu, memory in SHAPES:
         pod = make_pod("p").req(cpu=cpu, memory=memory).info()
-        for plugin, fresh in zip(kept, _plugins(), strict=True):
-            expected = _outputs(fresh, pod, table)
+        for plugin, fresh in zip(kept, resource_plugins(), strict=True):
+            expected = plugin_outputs(fresh, pod, table)
             for _ in range(2):  # a shape's second use is when its columns are kept
-                assert _outputs(plugin, pod, table) == expected, plugin.name
+                assert plugin_outputs(plugin, pod, table) == expected, plugin.name
 
 
 @pytest.mark.parametrize("one_by_one", [16, 0])
@@ -82,7 +56,7 @@ def test_kept_columns_equal_fresh_computations(
     monkeypatch.setattr(columncache, "ONE_BY_ONE", one_by_one)
     nodes = [make_node(f"n{i}").capacity(cpu="4", memory=8000, pods=3 + i % 4).obj() for i in range(NODES)]
     table = make_table(nodes)
-    plugins = _plugins()
+    plugins = resource_plugins()
     added: list[tuple[int, PodInfo]] = []
     _check(plugins, table)
     for op in ops:
@@ -113,7 +87,7 @@ def test_kept_columns_equal_fresh_computations(
 
 
 def test_handed_out_columns_are_read_only() -> None:
-    fit = _plugins()[0]
+    fit = resource_plugins()[0]
     table = make_table([make_node(f"n{i}").obj() for i in range(3)])
     pod = make_pod("p").req(cpu="1").info()
     for _ in range(2):

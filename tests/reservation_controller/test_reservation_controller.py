@@ -127,7 +127,8 @@ def test_allocated_and_current_owners(sim: Simulation) -> None:
     assert st["currentOwners"] == refs(sim, "a", "b")
 
 
-def test_owner_deletion_and_completion_give_resources_back(sim: Simulation) -> None:
+def _two_owners(sim: Simulation) -> None:
+    """A reusable reservation on n1 with owners a (500m, 512Mi) and b (1, 1Gi) running on it."""
     sim.store.create(reservation(allocateOnce=False))
     r = make_available(sim)
     sim.store.create(
@@ -138,6 +139,10 @@ def test_owner_deletion_and_completion_give_resources_back(sim: Simulation) -> N
     )
     sim.run_until_idle()
     assert status(sim)["allocated"] == {"cpu": "1500m", "memory": "1536Mi"}
+
+
+def test_owner_deletion_and_completion_give_resources_back(sim: Simulation) -> None:
+    _two_owners(sim)
 
     sim.store.delete(POD, "default", "a")  # graceful: deletionTimestamp set, still there
     sim.run_until_idle()
@@ -158,16 +163,7 @@ def test_owner_deletion_and_completion_give_resources_back(sim: Simulation) -> N
 
 
 def test_owner_losing_its_allocation_gives_resources_back(sim: Simulation) -> None:
-    sim.store.create(reservation(allocateOnce=False))
-    r = make_available(sim)
-    sim.store.create(
-        make_pod("a").label(app="web").allocated_to(r).node("n1").req(cpu="500m", memory="512Mi").obj()
-    )
-    sim.store.create(
-        make_pod("b").label(app="web").allocated_to(r).node("n1").req(cpu="1", memory="1Gi").obj()
-    )
-    sim.run_until_idle()
-    assert status(sim)["allocated"] == {"cpu": "1500m", "memory": "1536Mi"}
+    _two_owners(sim)
 
     a = sim.store.get(POD, "default", "a")
     sim.store.update({**a, "metadata": {**a["metadata"], "annotations": {}}})  # no allocation any more
