@@ -177,11 +177,6 @@ class SchedulerCache:
         st = self._pods.get(uid)
         return None if st is None else st.info
 
-    def node_of(self, uid: str) -> str | None:
-        """The node ``uid`` is counted on."""
-        st = self._pods.get(uid)
-        return None if st is None else st.node
-
     def pod_count(self) -> int:
         """Number of pods known to the cache."""
         return len(self._pods)
